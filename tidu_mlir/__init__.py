@@ -1,0 +1,1 @@
+"""tidu-mlir: an automatic-differentiation compiler built on xDSL."""

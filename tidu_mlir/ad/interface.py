@@ -1,0 +1,93 @@
+"""The primitive AD contract (SPEC §1.1): what an op class provides to be differentiated.
+
+An op class of any dialect becomes differentiable by inheriting `Differentiable`
+and implementing its methods. The AD passes call only these methods; they
+never name a concrete primitive.
+
+Rules see the primal op itself: `self.operands` and `self.results` are primal
+values the derived fragment may reference directly (derived fragments are
+nested in the fragment they reference, so the SSA uses are valid). Rules build
+new ops and hand each to `ctx.emit`, which inserts it into the fragment being
+built and tags its role: `#cg.linearized<mask>` when an operand is a tangent
+(or cotangent) value of the running pass, primary otherwise.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Literal, Protocol, TypeVar
+
+from xdsl.ir import Operation, SSAValue
+
+from tidu_mlir.diagnostics import OpError
+from tidu_mlir.dialects.cg import role_of
+
+RuleKind = Literal["jvp", "transpose"]
+
+OpT = TypeVar("OpT", bound=Operation)
+
+
+class ADRuleError(OpError):
+    """A primitive has no rule of the requested kind (or the rule refused the op)."""
+
+    def __init__(self, rule: RuleKind, op: Operation, detail: str | None = None):
+        message = f"unsupported {rule} AD rule for {op.name}"
+        if detail:
+            message += f": {detail}"
+        super().__init__(message, op)
+        self.rule: RuleKind = rule
+        self.op_name: str = op.name
+
+
+class RuleContext(Protocol):
+    """What a rule uses to add ops to the fragment being built."""
+
+    def emit(self, op: OpT) -> OpT:
+        """Insert `op` at the end of the new fragment, tag its role, copy the
+        source location of the op being differentiated; return `op`."""
+        ...
+
+    def is_active(self, value: SSAValue) -> bool:
+        """Whether `value` is a tangent (linearize) or cotangent (transpose) value
+        of the running pass."""
+        ...
+
+
+class Differentiable(ABC):
+    """Mixin for op classes that carry their own AD rules."""
+
+    @abstractmethod
+    def jvp_rule(
+        self, ctx: RuleContext, tangents: Sequence[SSAValue | None]
+    ) -> Sequence[SSAValue | None]:
+        """The JVP rule: one tangent per operand (None = symbolic zero) in, one
+        tangent per result (None = zero) out. Called only when some tangent is
+        not None. What it emits must be linear in the tangents."""
+
+    @abstractmethod
+    def transpose_rule(
+        self, ctx: RuleContext, cotangents: Sequence[SSAValue | None]
+    ) -> Sequence[SSAValue | None]:
+        """The transpose rule of an op with a linearized role: one cotangent per
+        result (None = zero) in, one cotangent per operand out (None for fixed
+        operands and where nothing flows). Called only when some cotangent is
+        not None. Reads the op's `active_mask` to know which operands are linear.
+        Complex numbers: the adjoint for <a, b> = Re(conj(a)·b) (SPEC §1.6)."""
+
+    @abstractmethod
+    def is_linear_in(self, active_mask: Sequence[bool]) -> bool:
+        """Whether the op is linear in the operands flagged active, jointly
+        (e.g. mul: exactly one active; add: any; exp: none)."""
+
+    @classmethod
+    @abstractmethod
+    def accumulate(cls, lhs: SSAValue, rhs: SSAValue) -> Operation:
+        """The dialect's addition op, used by `linear-transpose` to sum cotangents
+        that reach the same value (fan-out). Not yet inserted anywhere."""
+
+
+def active_mask_of(op: Operation) -> tuple[bool, ...]:
+    """The active mask of a linearized op (all fixed for a primary op)."""
+    role = role_of(op)
+    return role.active_mask if role is not None else (False,) * len(op.operands)

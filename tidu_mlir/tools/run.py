@@ -1,0 +1,174 @@
+"""`tidu-run`: evaluate a fragment or function of a module and print its results.
+
+The `mlir-cpu-runner` role, so lit tests can check numbers:
+
+    tidu-run FILE --entry @f::@jvp1 --arg '[1.0, 2.0]' --arg 3.0
+
+Arguments follow the entry's documented input order (docs/design.md); each is
+a Python literal (numbers, nested lists, complex like `1+2j`). Each result is
+printed on its own line as `TYPE VALUES` with 6 significant digits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Attribute
+from xdsl.traits import SymbolTable
+from xdsl.universe import Universe
+from xdsl.utils.exceptions import ParseError
+
+from tidu_mlir.diagnostics import (
+    LocatingParser,
+    first_verify_error,
+    format_op_error,
+    format_parse_error,
+)
+from tidu_mlir.dialects.cg import GraphOp, LinearOp, key_spec
+from tidu_mlir.graph import FragmentNotFoundError, fragment_signature, lookup_fragment
+from tidu_mlir.interp import evaluate_fragment, evaluate_func
+from tidu_mlir.registry import ALL_DIALECTS
+from tidu_mlir.types import numpy_dtype
+
+
+class RunError(Exception):
+    """A problem with the command line or the input, reported without a traceback."""
+
+
+def make_context() -> Context:
+    """A context with xDSL's dialects and the tidu dialects."""
+    ctx = Context()
+    for name, factory in Universe.get_multiverse().all_dialects.items():
+        ctx.register_dialect(name, factory)
+    for dialect in ALL_DIALECTS:
+        ctx.load_dialect(dialect)
+    return ctx
+
+
+def load_module(path: str) -> ModuleOp:
+    """Parse and verify a file, turning bad input into a `RunError`."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            source = handle.read()
+    except OSError as error:
+        raise RunError(f"cannot read '{path}': {error.strerror}") from error
+    try:
+        module = LocatingParser(make_context(), source, path).parse_module()
+    except ParseError as error:
+        raise RunError(format_parse_error(error)) from error
+    if (error := first_verify_error(module)) is not None:
+        raise RunError(format_op_error(error.message, error.op, source))
+    return module
+
+
+def entry_signature(module: ModuleOp, entry: str) -> tuple[list[str], list[TensorType]]:
+    """Names and types of the entry's inputs, in the documented order."""
+    if "::" not in entry:
+        found = SymbolTable.lookup_symbol(module, entry.removeprefix("@"))
+        if isinstance(found, FuncOp):
+            types = list(found.function_type.inputs.data)
+            return [f"arg{i}" for i in range(len(types))], _tensor_types(types)
+    fragment = lookup_fragment(module, entry)
+    inputs = fragment_signature(fragment)
+    return [key_spec(op.key) for op in inputs], _tensor_types([op.result.type for op in inputs])
+
+
+def _tensor_types(types: Sequence[Attribute]) -> list[TensorType]:
+    result: list[TensorType] = []
+    for index, type_ in enumerate(types):
+        if not isinstance(type_, TensorType):
+            raise RunError(f"input {index} has type {type_}; tidu-run passes tensors only")
+        result.append(type_)
+    return result
+
+
+def parse_argument(text: str, name: str, type_: TensorType) -> np.ndarray:
+    """A command-line literal as an array of the input's shape and dtype."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError) as error:
+        raise RunError(f"argument '{name}': cannot read '{text}' as a number or list") from error
+    dtype = numpy_dtype(type_.element_type)
+    try:
+        array = np.asarray(value, dtype=dtype)
+    except (TypeError, ValueError) as error:
+        raise RunError(f"argument '{name}': '{text}' does not convert to {dtype}") from error
+    shape = tuple(type_.get_shape())
+    if array.shape != shape:
+        raise RunError(f"argument '{name}': expected shape {shape} ({type_}), got {array.shape}")
+    return array
+
+
+def format_number(value: complex | float | bool) -> str:
+    """A number with 6 significant digits; complex as `a+bj`."""
+    if isinstance(value, bool | np.bool_):
+        return "true" if value else "false"
+    if isinstance(value, complex | np.complexfloating):
+        return f"{value.real:.6g}{value.imag:+.6g}j"
+    return f"{value:.6g}"
+
+
+def format_array(array: np.ndarray) -> str:
+    """Nested brackets like numpy's `tolist()`, numbers by `format_number`."""
+    if array.ndim == 0:
+        return format_number(array.item())
+    return "[" + ", ".join(format_array(row) for row in array) + "]"
+
+
+def run_entry(module: ModuleOp, entry: str, arguments: Sequence[str]) -> list[str]:
+    """Evaluate the entry and return one printed line per result."""
+    names, types = entry_signature(module, entry)
+    if len(arguments) != len(types):
+        expected = ", ".join(f"{n}: {t}" for n, t in zip(names, types, strict=True)) or "none"
+        raise RunError(f"{entry} takes {len(types)} arguments ({expected}), got {len(arguments)}")
+    arrays = [parse_argument(a, n, t) for a, n, t in zip(arguments, names, types, strict=True)]
+    if "::" not in entry and isinstance(
+        found := SymbolTable.lookup_symbol(module, entry.removeprefix("@")), FuncOp
+    ):
+        results: list[np.ndarray | None] = list(evaluate_func(found, arrays))
+    else:
+        fragment = lookup_fragment(module, entry)
+        results = _with_inactive(fragment, evaluate_fragment(fragment, arrays))
+    return ["inactive" if r is None else format_array(r) for r in results]
+
+
+def _with_inactive(
+    fragment: GraphOp | LinearOp, results: Sequence[np.ndarray]
+) -> list[np.ndarray | None]:
+    """Results per requested output, None where a linear fragment's output is inactive."""
+    if isinstance(fragment, GraphOp):
+        return list(results)
+    remaining = iter(results)
+    return [next(remaining) if flag else None for flag in fragment.active_flags]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tidu-run", description=__doc__.splitlines()[0])
+    parser.add_argument("file", help="an .mlir file")
+    parser.add_argument("--entry", required=True, help="a fragment path (@f::@jvp1) or @func")
+    parser.add_argument("--arg", action="append", default=[], help="one argument (repeatable)")
+    parser.add_argument("--backend", choices=["interp"], default="interp")
+    return parser
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        module = load_module(args.file)
+        for line in run_entry(module, args.entry, args.arg):
+            print(line)
+    except (RunError, FragmentNotFoundError) as error:
+        print(f"tidu-run: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main() -> None:
+    sys.exit(run())
