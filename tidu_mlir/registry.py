@@ -4,13 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from xdsl.context import Context
 from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
+from xdsl.universe import Universe
 
 from tidu_mlir.dialects.cg import CG
 from tidu_mlir.dialects.prim import PRIM
 
 ALL_DIALECTS: tuple[Dialect, ...] = (CG, PRIM)
+
+
+def make_context() -> Context:
+    """A context with xDSL's dialects and the tidu dialects, loaded on demand."""
+    ctx = Context()
+    for name, factory in Universe.get_multiverse().all_dialects.items():
+        ctx.register_dialect(name, factory)
+    for dialect in ALL_DIALECTS:
+        ctx.register_dialect(dialect.name, lambda dialect=dialect: dialect)
+    return ctx
 
 
 def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:

@@ -24,7 +24,7 @@ from tidu_mlir.diagnostics import (
     format_op_error,
     format_parse_error,
 )
-from tidu_mlir.registry import ALL_DIALECTS, all_passes
+from tidu_mlir.registry import all_passes, make_context
 
 
 class TiduOptMain(xDSLOptMain):
@@ -35,9 +35,7 @@ class TiduOptMain(xDSLOptMain):
         super().__init__(description="tidu-mlir modular optimizer driver", args=args)
 
     def register_all_dialects(self) -> None:
-        super().register_all_dialects()
-        for dialect in ALL_DIALECTS:
-            self.ctx.register_dialect(dialect.name, lambda dialect=dialect: dialect)
+        self.ctx = make_context()
 
     def register_all_passes(self) -> None:
         super().register_all_passes()

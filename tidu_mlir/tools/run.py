@@ -17,12 +17,10 @@ import sys
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute
 from xdsl.traits import SymbolTable
-from xdsl.universe import Universe
 from xdsl.utils.exceptions import ParseError
 
 from tidu_mlir.diagnostics import (
@@ -34,22 +32,12 @@ from tidu_mlir.diagnostics import (
 from tidu_mlir.dialects.cg import GraphOp, LinearOp, key_spec
 from tidu_mlir.graph import FragmentNotFoundError, fragment_signature, lookup_fragment
 from tidu_mlir.interp import evaluate_fragment, evaluate_func
-from tidu_mlir.registry import ALL_DIALECTS
+from tidu_mlir.registry import make_context
 from tidu_mlir.types import numpy_dtype
 
 
 class RunError(Exception):
     """A problem with the command line or the input, reported without a traceback."""
-
-
-def make_context() -> Context:
-    """A context with xDSL's dialects and the tidu dialects."""
-    ctx = Context()
-    for name, factory in Universe.get_multiverse().all_dialects.items():
-        ctx.register_dialect(name, factory)
-    for dialect in ALL_DIALECTS:
-        ctx.load_dialect(dialect)
-    return ctx
 
 
 def load_module(path: str) -> ModuleOp:
