@@ -1,0 +1,356 @@
+"""Tracing Python functions of arrays into `cg.graph` fragments.
+
+`trace_function(f, specs)` calls `f` on `Tracer`s, abstract arrays that record
+every operation as a `prim` op of a new fragment (IR objects are built
+directly, never printed and re-parsed). Traces nest: a transform applied inside
+another trace traces its function in a trace of its own, one level deeper; a
+tracer of an outer trace used there (a closure) is lifted to an extra input of
+the inner fragment and bound to the outer value when the result is inlined.
+
+The numpy-named operations on tracers live in `tidu_mlir.numpy`; the operators
+of `Tracer` delegate to them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from tidu_mlir.dialects import cg, prim
+from tidu_mlir.types import numpy_dtype
+
+TRACEABLE_DTYPES = tuple(np.dtype(d) for d in (np.float32, np.float64, np.complex64, np.complex128))
+
+
+class TracingError(TypeError):
+    """A traced function did something that cannot be recorded."""
+
+
+@dataclass(frozen=True)
+class ArraySpec:
+    """The abstract value of an argument: shape and dtype."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    @staticmethod
+    def of(value: Any, name: str) -> ArraySpec:
+        """The spec of a concrete argument or a tracer; ints and bools are refused."""
+        if isinstance(value, Tracer):
+            return ArraySpec(value.shape, value.dtype)
+        array = np.asarray(value)
+        if array.dtype not in TRACEABLE_DTYPES:
+            raise TypeError(
+                f"argument {name} has dtype {array.dtype}; tidu traces float32, float64, "
+                "complex64 and complex128 arrays (convert with .astype)"
+            )
+        return ArraySpec(tuple(array.shape), array.dtype)
+
+    @property
+    def tensor_type(self) -> TensorType:
+        return TensorType(prim.element_type_of_dtype(self.dtype), self.shape)
+
+
+@dataclass(eq=False)
+class Trace:
+    """One fragment under construction."""
+
+    level: int
+    block: Block
+    inputs: list[cg.InputOp] = field(default_factory=list)
+    closures: list[tuple[Tracer, cg.InputOp]] = field(default_factory=list)
+    _lifted: dict[int, Tracer] = field(default_factory=dict)
+
+    def emit(self, op: Operation) -> Operation:
+        """Append `op` to the fragment."""
+        self.block.add_op(op)
+        return op
+
+    def new_input(self, key: cg.InputKey, spec: ArraySpec) -> Tracer:
+        """Add a `cg.input` after the existing ones."""
+        op = cg.InputOp(key, spec.tensor_type)
+        if self.inputs:
+            self.block.insert_op_after(op, self.inputs[-1])
+        else:
+            _insert_first(self.block, op)
+        self.inputs.append(op)
+        return Tracer(op.result, self)
+
+    def adopt(self, value: Tracer) -> Tracer:
+        """`value` as a tracer of this trace: itself, or lifted from an outer trace."""
+        if value.trace is self:
+            return value
+        if value.trace.level > self.level:
+            raise TracingError(
+                "a traced value escaped the transform that created it (a leaked tracer)"
+            )
+        lifted = self._lifted.get(id(value))
+        if lifted is None:
+            index = len(self.closures)
+            lifted = self.new_input(cg.KeyAttr(f"closure{index}"), ArraySpec.of(value, "closure"))
+            self.closures.append((value, self.inputs[-1]))
+            self._lifted[id(value)] = lifted
+        return lifted
+
+
+_state = threading.local()
+
+
+def _trace_stack() -> list[Trace]:
+    if not hasattr(_state, "stack"):
+        _state.stack = []
+    return _state.stack
+
+
+@contextmanager
+def _active(trace: Trace) -> Iterator[None]:
+    stack = _trace_stack()
+    stack.append(trace)
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
+class Tracer:
+    """An abstract array inside a trace: an SSA value with numpy-like operators."""
+
+    __slots__ = ("value", "trace")
+    __array_priority__ = 1000  # numpy defers binary operators to us
+
+    def __init__(self, value: SSAValue, trace: Trace):
+        self.value = value
+        self.trace = trace
+
+    @property
+    def tensor_type(self) -> TensorType:
+        t = self.value.type
+        assert isinstance(t, TensorType)
+        return t
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.tensor_type.get_shape())
+
+    @property
+    def dtype(self) -> np.dtype:
+        return numpy_dtype(self.tensor_type.get_element_type())
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d traced array")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"Tracer({self.tensor_type}, level={self.trace.level})"
+
+    def __bool__(self) -> bool:
+        raise TracingError(
+            "the truth value of a traced array is not known while tracing: Python `if`, "
+            "`while`, `and`/`or` on traced values cannot be recorded; use tnp.where "
+            "(or tnp.maximum/tnp.minimum) instead"
+        )
+
+    def __float__(self) -> float:
+        raise TracingError("float() of a traced array is not known while tracing")
+
+    def __int__(self) -> int:
+        raise TracingError("int() of a traced array is not known while tracing")
+
+    __index__ = __int__
+
+    def __array__(self, *args: object, **kwargs: object) -> np.ndarray:
+        raise TracingError(
+            "a traced array cannot become a numpy array; use tidu_mlir.numpy functions "
+            "(import tidu_mlir.numpy as tnp) inside traced functions"
+        )
+
+    __hash__ = object.__hash__
+
+    # Arithmetic (numpy broadcasting and promotion; see tidu_mlir.numpy).
+    def __add__(self, other: Any) -> Tracer:
+        return _tnp.add(self, other)
+
+    def __radd__(self, other: Any) -> Tracer:
+        return _tnp.add(other, self)
+
+    def __sub__(self, other: Any) -> Tracer:
+        return _tnp.subtract(self, other)
+
+    def __rsub__(self, other: Any) -> Tracer:
+        return _tnp.subtract(other, self)
+
+    def __mul__(self, other: Any) -> Tracer:
+        return _tnp.multiply(self, other)
+
+    def __rmul__(self, other: Any) -> Tracer:
+        return _tnp.multiply(other, self)
+
+    def __truediv__(self, other: Any) -> Tracer:
+        return _tnp.divide(self, other)
+
+    def __rtruediv__(self, other: Any) -> Tracer:
+        return _tnp.divide(other, self)
+
+    def __pow__(self, other: Any) -> Tracer:
+        return _tnp.power(self, other)
+
+    def __rpow__(self, other: Any) -> Tracer:
+        return _tnp.power(other, self)
+
+    def __matmul__(self, other: Any) -> Tracer:
+        return _tnp.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> Tracer:
+        return _tnp.matmul(other, self)
+
+    def __neg__(self) -> Tracer:
+        return _tnp.negative(self)
+
+    def __pos__(self) -> Tracer:
+        return self
+
+    def __abs__(self) -> Tracer:
+        return _tnp.abs(self)
+
+    def __lt__(self, other: Any) -> Tracer:
+        return _tnp.less(self, other)
+
+    def __le__(self, other: Any) -> Tracer:
+        return _tnp.less_equal(self, other)
+
+    def __gt__(self, other: Any) -> Tracer:
+        return _tnp.greater(self, other)
+
+    def __ge__(self, other: Any) -> Tracer:
+        return _tnp.greater_equal(self, other)
+
+    def __eq__(self, other: Any) -> Tracer:  # type: ignore[override]
+        return _tnp.equal(self, other)
+
+    def __ne__(self, other: Any) -> Tracer:  # type: ignore[override]
+        return _tnp.not_equal(self, other)
+
+    def __getitem__(self, index: Any) -> Tracer:
+        return _tnp.getitem(self, index)
+
+    # Methods numpy arrays have.
+    @property
+    def T(self) -> Tracer:  # noqa: N802 - numpy's name
+        return _tnp.transpose(self)
+
+    @property
+    def real(self) -> Tracer:
+        return _tnp.real(self)
+
+    @property
+    def imag(self) -> Tracer:
+        return _tnp.imag(self)
+
+    def conj(self) -> Tracer:
+        return _tnp.conj(self)
+
+    def reshape(self, *shape: Any) -> Tracer:
+        return _tnp.reshape(self, shape[0] if len(shape) == 1 else shape)
+
+    def transpose(self, *axes: Any) -> Tracer:
+        return _tnp.transpose(self, (axes[0] if len(axes) == 1 else axes) or None)
+
+    def sum(self, axis: Any = None, keepdims: bool = False) -> Tracer:
+        return _tnp.sum(self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis: Any = None, keepdims: bool = False) -> Tracer:
+        return _tnp.mean(self, axis=axis, keepdims=keepdims)
+
+    def max(self, axis: Any = None, keepdims: bool = False) -> Tracer:
+        return _tnp.max(self, axis=axis, keepdims=keepdims)
+
+    def astype(self, dtype: Any) -> Tracer:
+        return _tnp.astype(self, dtype)
+
+
+def current_trace(*values: Any) -> Trace | None:
+    """The innermost trace among the tracers in `values` (None when there are none)."""
+    traces = [v.trace for v in values if isinstance(v, Tracer)]
+    return max(traces, key=lambda t: t.level) if traces else None
+
+
+def constant(trace: Trace, value: Any, dtype: np.dtype) -> Tracer:
+    """A constant of the given dtype (scalars stay 0-d; callers broadcast)."""
+    op = prim.ConstantOp.from_value(np.asarray(value, dtype=dtype))
+    trace.emit(op)
+    return Tracer(op.result, trace)
+
+
+def emit(trace: Trace, op: Operation) -> Tracer:
+    """Append a single-result op and wrap its result."""
+    trace.emit(op)
+    return Tracer(op.results[0], trace)
+
+
+@dataclass
+class TracedFunction:
+    """A function traced into a module holding one `cg.graph`."""
+
+    module: ModuleOp
+    graph: cg.GraphOp
+    input_specs: tuple[ArraySpec, ...]
+    output_count: int
+    returns_tuple: bool
+    closures: list[tuple[Tracer, cg.InputOp]]
+
+
+def trace_function(
+    f: Callable[..., Any], specs: Sequence[ArraySpec], name: str = "f"
+) -> TracedFunction:
+    """Trace `f` on abstract arguments into `cg.graph @name` with inputs `arg0, arg1, ...`."""
+    block = Block()
+    graph = cg.GraphOp(name, Region(block))
+    module = ModuleOp([graph])
+    trace = Trace(level=len(_trace_stack()) + 1, block=block)
+    arguments = [trace.new_input(cg.KeyAttr(f"arg{i}"), spec) for i, spec in enumerate(specs)]
+    with _active(trace):
+        result = f(*arguments)
+    returns_tuple = isinstance(result, tuple | list)
+    outputs = list(result) if returns_tuple else [result]
+    values = [_as_output(trace, value, index) for index, value in enumerate(outputs)]
+    block.add_op(cg.OutputOp(values))
+    return TracedFunction(module, graph, tuple(specs), len(values), returns_tuple, trace.closures)
+
+
+def _insert_first(block: Block, op: Operation) -> None:
+    first = block.first_op
+    if first is None:
+        block.add_op(op)
+    else:
+        block.insert_op_before(op, first)
+
+
+def _as_output(trace: Trace, value: Any, index: int) -> SSAValue:
+    if isinstance(value, Tracer):
+        return trace.adopt(value).value
+    array = np.asarray(value)
+    if array.dtype not in TRACEABLE_DTYPES:
+        if array.dtype.kind in "iub":
+            array = array.astype(np.float64)
+        else:
+            raise TracingError(f"output {index} is a {type(value).__name__}, not an array")
+    return constant(trace, array, array.dtype).value
+
+
+from tidu_mlir import numpy as _tnp  # noqa: E402  (operators delegate to it)
