@@ -1,0 +1,106 @@
+"""The LLVM backend: an `llvm`-dialect module to optimized native code via llvmlite.
+
+Steps: xDSL's `convert_module` builds llvmlite IR; llvmlite parses and verifies
+it, optimizes it at O3 with the new pass manager for a target machine of the
+host CPU (its name and features, so the loop vectorizer may use AVX2/AVX-512),
+and MCJIT compiles it. Workarounds for xDSL 0.74's backend: intrinsics reach it
+only as `llvm.call_intrinsic` with mangled names (its `llvm.intr.*` declarations
+are unmangled), and the module must contain only `llvm.func`/`llvm.mlir.global`,
+which `check_llvm_module` enforces with a readable diagnostic.
+"""
+
+import functools
+import threading
+
+import llvmlite.binding as llvm
+from xdsl.backend.llvm.convert import convert_module
+from xdsl.dialects import llvm as llvm_dialect
+from xdsl.dialects.builtin import ModuleOp, UnrealizedConversionCastOp
+from xdsl.ir import Operation
+from xdsl.utils.exceptions import DiagnosticException
+
+OPT_LEVEL = 3
+
+# LLVM's global state (target registry, option parsing) is not safe to
+# initialize or use for compilation from several threads at once.
+LLVM_LOCK = threading.RLock()
+
+
+def new_target_machine() -> llvm.TargetMachine:
+    """A new target machine for this CPU (name and features), at O3, for the JIT."""
+    with LLVM_LOCK:
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        target = llvm.Target.from_default_triple()
+        return target.create_target_machine(
+            cpu=llvm.get_host_cpu_name(),
+            features=llvm.get_host_cpu_features().flatten(),
+            opt=OPT_LEVEL,
+            codemodel="jitdefault",
+        )
+
+
+@functools.cache
+def host_target_machine() -> llvm.TargetMachine:
+    """The shared target machine used for the data layout and the optimizer.
+
+    Never hand it to MCJIT: an engine takes ownership of its target machine and
+    frees it with itself (a shared one would be freed twice).
+    """
+    return new_target_machine()
+
+
+def check_llvm_module(module: ModuleOp) -> None:
+    """Raise a diagnostic naming the first op that is not in the `llvm` dialect."""
+    for op in module.walk():
+        if op is module:
+            continue
+        if isinstance(op, UnrealizedConversionCastOp) or not op.name.startswith("llvm."):
+            raise DiagnosticException(
+                f"cannot translate to LLVM IR: '{op.name}' was not lowered to the llvm "
+                f"dialect (in {_enclosing_function(op)})"
+            )
+    for op in module.ops:
+        if not isinstance(op, llvm_dialect.FuncOp | llvm_dialect.GlobalOp):
+            raise DiagnosticException(f"unexpected top-level op '{op.name}'")
+
+
+def _enclosing_function(op: Operation) -> str:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, llvm_dialect.FuncOp):
+        parent = parent.parent_op()
+    return f"@{parent.sym_name.data}" if parent is not None else "the module"
+
+
+def translate_to_llvm_ir(module: ModuleOp) -> str:
+    """LLVM IR text of an `llvm`-dialect module, for the host target."""
+    check_llvm_module(module)
+    tm = host_target_machine()
+    return str(
+        convert_module(module, fallback_target_triple=tm.triple, data_layout=str(tm.target_data))
+    )
+
+
+def optimize(llvm_ir: str) -> llvm.ModuleRef:
+    """Parse, verify and optimize LLVM IR at O3 for the host CPU."""
+    tm = host_target_machine()
+    with LLVM_LOCK:
+        module = llvm.parse_assembly(llvm_ir)
+        module.verify()
+        module.triple = tm.triple
+        module.data_layout = str(tm.target_data)
+        tuning = llvm.create_pipeline_tuning_options(speed_level=OPT_LEVEL)
+        tuning.loop_vectorization = True
+        tuning.slp_vectorization = True
+        builder = llvm.create_pass_builder(tm, tuning)
+        builder.getModulePassManager().run(module, builder)
+        return module
+
+
+def create_engine(module: llvm.ModuleRef) -> llvm.ExecutionEngine:
+    """An MCJIT engine owning `module` and its own target machine, code finalized."""
+    with LLVM_LOCK:
+        engine = llvm.create_mcjit_compiler(module, new_target_machine())
+        engine.finalize_object()
+        engine.run_static_constructors()
+        return engine

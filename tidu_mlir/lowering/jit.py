@@ -1,0 +1,328 @@
+"""The JIT runtime: compile a module of buffer functions once, call them on numpy arrays.
+
+Calling convention
+------------------
+A compiled entry point is a `func.func` whose arguments are, in order, its
+*inputs* then its *outputs*:
+
+    func.func @name(%in0: memref<3x4xf64>, ..., %out0: memref<4xf64>, ...)
+        attributes {tidu.num_outputs = 1 : i64}
+
+* The last `tidu.num_outputs` arguments (default 0) are outputs; they must be
+  memrefs. Inputs are memrefs or scalars (`f32`, `f64`, `i1`..`i64`, `index`).
+* Every memref has a static shape and the identity layout: a contiguous
+  row-major (C order) buffer, passed as a bare pointer to its first element.
+  Complex elements use numpy's interleaved layout (re, im) per element.
+* After lowering the native symbol is `void @name(ptr in0, ..., ptr out0, ...)`
+  (a scalar input is passed by value; a single scalar `func.return` value, if
+  any, is the native return value). Pointer arguments are `noalias`: inputs are
+  only read, outputs are only written, and outputs are fresh buffers.
+
+`JitFunction.__call__` takes one numpy array per memref input (exact dtype and
+shape, C-contiguous, aligned; a Python number per scalar input), allocates the
+outputs, calls the native code through ctypes without the GIL, and returns the
+outputs (then the scalar result): one value alone, several as a tuple, or None.
+"""
+
+import ctypes
+import hashlib
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import arith, builtin, cf, func, llvm, math, memref, scf
+from xdsl.dialects.builtin import (
+    ComplexType,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+)
+from xdsl.ir import Attribute
+from xdsl.parser import Parser
+
+from tidu_mlir.lowering.backend import create_engine, optimize, translate_to_llvm_ir
+from tidu_mlir.lowering.pipeline import lower_to_llvm_dialect
+
+NUM_OUTPUTS_ATTR = "tidu.num_outputs"
+CACHE_SIZE = 256
+
+_INT_DTYPES = {1: np.bool_, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
+
+
+def numpy_dtype(typ: Attribute) -> np.dtype[Any]:
+    """The numpy dtype of an element type (complex numbers interleaved)."""
+    match typ:
+        case Float32Type():
+            return np.dtype(np.float32)
+        case Float64Type():
+            return np.dtype(np.float64)
+        case ComplexType():
+            return np.dtype(np.complex64 if typ.element_type == builtin.f32 else np.complex128)
+        case IndexType():
+            return np.dtype(np.int64)
+        case IntegerType() if typ.width.data in _INT_DTYPES:
+            return np.dtype(_INT_DTYPES[typ.width.data])
+        case _:
+            raise TypeError(f"no numpy dtype for element type {typ}")
+
+
+def _ctype(dtype: np.dtype[Any]) -> type[Any]:
+    return np.ctypeslib.as_ctypes_type(dtype)
+
+
+@dataclass(frozen=True)
+class BufferParam:
+    """A memref argument: a C-contiguous array of `shape` and `dtype`."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: np.dtype[Any]
+
+
+@dataclass(frozen=True)
+class ScalarParam:
+    """A scalar argument or result."""
+
+    name: str
+    dtype: np.dtype[Any]
+
+
+Param = BufferParam | ScalarParam
+
+
+def _param(name: str, typ: Attribute) -> Param:
+    if isinstance(typ, MemRefType):
+        if typ.layout != builtin.NoneAttr():
+            raise TypeError(f"argument {name!r}: only identity-layout memrefs can be passed")
+        return BufferParam(name, typ.get_shape(), numpy_dtype(typ.element_type))
+    return ScalarParam(name, numpy_dtype(typ))
+
+
+@dataclass(frozen=True)
+class Prototype:
+    """The parts of a `func.func` its signature is read from (no body kept)."""
+
+    name: str
+    arg_names: tuple[str | None, ...]
+    function_type: builtin.FunctionType
+    num_outputs: int
+
+    @staticmethod
+    def of(op: func.FuncOp) -> "Prototype":
+        attr = op.attributes.get(NUM_OUTPUTS_ATTR)
+        num_outputs = attr.value.data if isinstance(attr, IntegerAttr) else 0
+        names = tuple(a.name_hint for a in op.body.blocks[0].args) if op.body.blocks else ()
+        return Prototype(op.sym_name.data, names, op.function_type, num_outputs)
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What a compiled function takes and gives."""
+
+    name: str
+    inputs: tuple[Param, ...]
+    outputs: tuple[BufferParam, ...]
+    result: ScalarParam | None
+
+    @staticmethod
+    def of(proto: Prototype, num_outputs: int | None = None) -> "Signature":
+        """The signature of `proto`; `num_outputs` overrides its `tidu.num_outputs`."""
+        name = proto.name
+        types = proto.function_type.inputs.data
+        n_out = proto.num_outputs if num_outputs is None else num_outputs
+        n_in = len(types) - n_out
+        if not 0 <= n_in <= len(types):
+            raise ValueError(f"@{name}: {n_out} outputs but {len(types)} arguments")
+        params = [_param(_arg_name(proto, i, n_in), typ) for i, typ in enumerate(types)]
+        outputs = [p for p in params[n_in:] if isinstance(p, BufferParam)]
+        if len(outputs) != n_out:
+            raise TypeError(f"@{name}: outputs must be memrefs")
+        results = proto.function_type.outputs.data
+        if len(results) > 1 or any(isinstance(r, MemRefType) for r in results):
+            raise TypeError(f"@{name}: return outputs through output memrefs")
+        result = ScalarParam("result", numpy_dtype(results[0])) if results else None
+        return Signature(name, tuple(params[:n_in]), tuple(outputs), result)
+
+    def ctypes_prototype(self) -> Any:
+        """The ctypes function type of the native entry point."""
+        argtypes = [
+            ctypes.c_void_p if isinstance(p, BufferParam) else _ctype(p.dtype)
+            for p in (*self.inputs, *self.outputs)
+        ]
+        restype = None if self.result is None else _ctype(self.result.dtype)
+        return ctypes.CFUNCTYPE(restype, *argtypes)
+
+
+def _check_buffer(fn: str, index: int, param: BufferParam, value: object) -> int:
+    """The data address of `value`, after checking it fits `param`."""
+    where = f"@{fn}: argument {index} ({param.name!r})"
+    if not isinstance(value, np.ndarray):
+        raise TypeError(f"{where} must be a numpy.ndarray, got {type(value).__name__}")
+    if value.dtype != param.dtype:
+        raise TypeError(f"{where} must have dtype {param.dtype}, got {value.dtype}")
+    if value.shape != param.shape:
+        raise ValueError(f"{where} must have shape {param.shape}, got {value.shape}")
+    if not (value.flags.c_contiguous and value.flags.aligned):
+        raise ValueError(f"{where} must be C-contiguous and aligned (use numpy.ascontiguousarray)")
+    return value.ctypes.data
+
+
+def _check_scalar(fn: str, index: int, param: ScalarParam, value: object) -> object:
+    where = f"@{fn}: argument {index} ({param.name!r})"
+    kind = param.dtype.kind
+    allowed: tuple[type, ...] = (
+        (int, float, np.integer, np.floating) if kind == "f" else (int, np.integer)
+    )
+    if isinstance(value, bool | np.bool_) and kind != "b":
+        raise TypeError(f"{where} must be a {param.dtype} number, got bool")
+    if kind != "b" and not isinstance(value, allowed):
+        raise TypeError(f"{where} must be a {param.dtype} number, got {type(value).__name__}")
+    return value
+
+
+def _arg_name(proto: Prototype, index: int, n_in: int) -> str:
+    if index < len(proto.arg_names) and (hint := proto.arg_names[index]) is not None:
+        return hint
+    return f"in{index}" if index < n_in else f"out{index - n_in}"
+
+
+class JitFunction:
+    """A compiled entry point, callable on numpy arrays (see the module docstring).
+
+    It holds its `CompiledModule`, so the machine code lives as long as it does.
+    Calls share no mutable state and may run concurrently from several threads.
+    """
+
+    def __init__(self, owner: "CompiledModule", signature: Signature, address: int) -> None:
+        self.owner = owner
+        self.signature = signature
+        self._native = signature.ctypes_prototype()(address)
+
+    def __call__(self, *args: object) -> Any:
+        sig = self.signature
+        if len(args) != len(sig.inputs):
+            names = ", ".join(p.name for p in sig.inputs)
+            raise TypeError(
+                f"@{sig.name} takes {len(sig.inputs)} inputs ({names}), got {len(args)}"
+            )
+        native_args: list[object] = [
+            _check_buffer(sig.name, i, p, a)
+            if isinstance(p, BufferParam)
+            else _check_scalar(sig.name, i, p, a)
+            for i, (p, a) in enumerate(zip(sig.inputs, args, strict=True))
+        ]
+        outputs = [np.empty(p.shape, p.dtype) for p in sig.outputs]
+        result = self._native(*native_args, *(o.ctypes.data for o in outputs))
+        values: list[Any] = [*outputs, *([] if sig.result is None else [result])]
+        if not values:
+            return None
+        return values[0] if len(values) == 1 else tuple(values)
+
+
+class CompiledModule:
+    """A module lowered, optimized and loaded by MCJIT, with one engine it owns.
+
+    The engine (and the machine code) is freed when this object and every
+    `JitFunction` taken from it are gone.
+    """
+
+    def __init__(self, module: ModuleOp) -> None:
+        self.prototypes = {
+            op.sym_name.data: Prototype.of(op)
+            for op in module.ops
+            if isinstance(op, func.FuncOp) and not op.is_declaration
+        }
+        lowered = module.clone()
+        lower_to_llvm_dialect(lowered)
+        optimized = optimize(translate_to_llvm_ir(lowered))
+        self.llvm_ir = str(optimized)
+        """The optimized LLVM IR, for inspection and tests."""
+        self._engine = create_engine(optimized)
+
+    @property
+    def function_names(self) -> list[str]:
+        return list(self.prototypes)
+
+    def function(self, name: str, num_outputs: int | None = None) -> JitFunction:
+        """The entry point `name`; `num_outputs` overrides its `tidu.num_outputs`."""
+        if name not in self.prototypes:
+            raise KeyError(f"no function @{name} (have {', '.join(self.prototypes)})")
+        signature = Signature.of(self.prototypes[name], num_outputs)
+        return JitFunction(self, signature, self._engine.get_function_address(name))
+
+    def __getitem__(self, name: str) -> JitFunction:
+        return self.function(name)
+
+
+_DIALECTS = (
+    builtin.Builtin,
+    func.Func,
+    scf.Scf,
+    cf.Cf,
+    arith.Arith,
+    math.Math,
+    memref.MemRef,
+    llvm.LLVM,
+)
+
+_cache: OrderedDict[str, CompiledModule] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def parse_module(text: str) -> ModuleOp:
+    """Parse a module of the dialects the lowering accepts."""
+    ctx = Context()
+    for dialect in _DIALECTS:
+        ctx.load_dialect(dialect)
+    return Parser(ctx, text).parse_module()
+
+
+def _key(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def compile_module(module: ModuleOp | str) -> CompiledModule:
+    """Compile `module` (IR object or text), or return the cached result for the same module.
+
+    The cache key is the SHA-256 of the printed module (text input is also
+    remembered verbatim, so a repeated string is not parsed again); beyond
+    `CACHE_SIZE` entries the least recently used is dropped (its code lives on
+    while a `JitFunction` uses it).
+    """
+    with _cache_lock:
+        raw_key = _key(module) if isinstance(module, str) else None
+        if raw_key is not None and (hit := _lookup(raw_key)) is not None:
+            return hit
+        ir = parse_module(module) if isinstance(module, str) else module
+        key = _key(str(ir))
+        if (compiled := _lookup(key)) is None:
+            compiled = CompiledModule(ir)
+            _store(key, compiled)
+        if raw_key is not None:
+            _store(raw_key, compiled)
+        return compiled
+
+
+def _lookup(key: str) -> CompiledModule | None:
+    if (hit := _cache.get(key)) is not None:
+        _cache.move_to_end(key)
+    return hit
+
+
+def _store(key: str, compiled: CompiledModule) -> None:
+    _cache[key] = compiled
+    if len(_cache) > CACHE_SIZE:
+        _cache.popitem(last=False)
+
+
+def clear_cache() -> None:
+    """Forget every cached compiled module."""
+    with _cache_lock:
+        _cache.clear()
