@@ -7,7 +7,7 @@ All walks here are iterative, so graphs of any depth work.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
 from xdsl.ir import Operation, OpResult, SSAValue
@@ -81,10 +81,15 @@ def enclosing_fragments(fragment: Fragment) -> list[Fragment]:
     return chain[::-1]
 
 
-def reachable_ops(values: Iterable[SSAValue]) -> list[Operation]:
+def reachable_ops(
+    values: Iterable[SSAValue],
+    extra_operands: Mapping[Operation, Sequence[SSAValue]] | None = None,
+) -> list[Operation]:
     """The ops `values` depend on, in a topological order (defs before uses).
 
     An iterative post-order depth-first walk over operands; each op once.
+    `extra_operands` adds dependencies that are not operands (an aliased
+    `cg.input` depends on the value it aliases).
     """
     order: list[Operation] = []
     visited: set[Operation] = set()
@@ -96,8 +101,11 @@ def reachable_ops(values: Iterable[SSAValue]) -> list[Operation]:
         while stack:
             op, next_operand = stack.pop()
             pushed_child = False
-            for index in range(next_operand, len(op.operands)):
-                operand = op.operands[index]
+            operands: Sequence[SSAValue] = op.operands
+            if extra_operands is not None and op in extra_operands:
+                operands = (*op.operands, *extra_operands[op])
+            for index in range(next_operand, len(operands)):
+                operand = operands[index]
                 if isinstance(operand, OpResult) and operand.op not in visited:
                     visited.add(operand.op)
                     stack.append((op, index + 1))

@@ -285,6 +285,14 @@ def _check_dominance(block: Block) -> None:
     """Every operand of an op of `block` is defined before the op, in the same
     block or before an enclosing op of an enclosing block."""
     position = {op: index for index, op in enumerate(block.ops)}
+    positions: dict[Block, dict[Operation, int]] = {block: position}
+
+    def index_in(outer: Block, op: Operation) -> int:
+        # Block.get_operation_index is a linear scan: index each block once.
+        if outer not in positions:
+            positions[outer] = {op: index for index, op in enumerate(outer.ops)}
+        return positions[outer][op]
+
     for user in block.ops:
         for operand_index, value in enumerate(user.operands):
             if not isinstance(value, OpResult):
@@ -300,8 +308,8 @@ def _check_dominance(block: Block) -> None:
                 if anchor is None or definer_block is None:
                     anchor_position, definer_position = 0, 1
                 else:
-                    anchor_position = definer_block.get_operation_index(anchor)
-                    definer_position = definer_block.get_operation_index(definer)
+                    anchor_position = index_in(definer_block, anchor)
+                    definer_position = index_in(definer_block, definer)
             if anchor is definer or definer_position >= anchor_position:
                 raise OpError(
                     f"operand #{operand_index} of '{user.name}' does not dominate its use "

@@ -6,4 +6,34 @@ from collections.abc import Callable
 
 from xdsl.passes import ModulePass
 
-AD_PASSES: dict[str, Callable[[], type[ModulePass]]] = {}
+
+def _linearize() -> type[ModulePass]:
+    from tidu_mlir.passes.linearize import LinearizePass
+
+    return LinearizePass
+
+
+def _linear_transpose() -> type[ModulePass]:
+    from tidu_mlir.passes.linear_transpose import LinearTransposePass
+
+    return LinearTransposePass
+
+
+def _materialize() -> type[ModulePass]:
+    from tidu_mlir.passes.materialize import MaterializePass
+
+    return MaterializePass
+
+
+def _verify_linearity() -> type[ModulePass]:
+    from tidu_mlir.passes.verify_linearity import VerifyLinearityPass
+
+    return VerifyLinearityPass
+
+
+AD_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "linearize": _linearize,
+    "linear-transpose": _linear_transpose,
+    "materialize": _materialize,
+    "verify-linearity": _verify_linearity,
+}

@@ -24,6 +24,7 @@ from tidu_mlir.diagnostics import (
     format_op_error,
     format_parse_error,
 )
+from tidu_mlir.passes.options import quote_pass_options
 from tidu_mlir.registry import all_passes, make_context
 
 
@@ -41,6 +42,11 @@ class TiduOptMain(xDSLOptMain):
         super().register_all_passes()
         for name, factory in all_passes().items():
             self.register_pass(name, factory)
+
+    def setup_pipeline(self) -> None:
+        # `graph=@f::@jvp1`, `wrt=tangent(x,1)`: quote what xDSL's lexer rejects.
+        self.args.passes = quote_pass_options(self.args.passes)
+        super().setup_pipeline()
 
     def parse_chunk(
         self, chunk: IO[bytes], file_extension: str, start_offset: int = 0

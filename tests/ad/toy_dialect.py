@@ -1,0 +1,248 @@
+"""A small dialect of its own, to prove the AD passes are generic: they only
+call the `Differentiable` methods, so any dialect with rules works.
+
+`toy.add`, `toy.mul`, `toy.scale` (by a constant attribute), `toy.sincos`
+(two results), `toy.copy` (linear, no transpose rule) and `toy.noad` (no AD
+rules at all). Elementwise on f64 tensors,
+with numpy implementations registered in the reference evaluator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import Float64Type, FloatAttr, TensorType, f64
+from xdsl.ir import Attribute, Dialect, Operation, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    VarConstraint,
+    base,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+
+from tidu_mlir.ad import ADRuleError, Differentiable, RuleContext, active_mask_of
+from tidu_mlir.interp import register_impl
+
+Tangents = Sequence[SSAValue | None]
+
+
+class ToyDifferentiable(Differentiable):
+    """The toy dialect's accumulation op is `toy.add`."""
+
+    @classmethod
+    def accumulate(cls, lhs: SSAValue, rhs: SSAValue) -> Operation:
+        return AddOp(lhs, rhs)
+
+
+@irdl_op_definition
+class AddOp(IRDLOperation, ToyDifferentiable):
+    name = "toy.add"
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($result)"
+
+    def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
+        super().__init__(operands=[lhs, rhs], result_types=[SSAValue.get(lhs).type])
+
+    def jvp_rule(self, ctx: RuleContext, tangents: Tangents) -> Tangents:
+        left, right = tangents
+        if left is None or right is None:
+            return [left if left is not None else right]
+        return [ctx.emit(AddOp(left, right)).result]
+
+    def transpose_rule(self, ctx: RuleContext, cotangents: Tangents) -> Tangents:
+        (cotangent,) = cotangents
+        return [cotangent if active else None for active in active_mask_of(self)]
+
+    def is_linear_in(self, active_mask: Sequence[bool]) -> bool:
+        return True
+
+
+@irdl_op_definition
+class MulOp(IRDLOperation, ToyDifferentiable):
+    name = "toy.mul"
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($result)"
+
+    def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
+        super().__init__(operands=[lhs, rhs], result_types=[SSAValue.get(lhs).type])
+
+    def jvp_rule(self, ctx: RuleContext, tangents: Tangents) -> Tangents:
+        """d(a*b) = a*db + da*b, in the order of the worked example (seeds/000)."""
+        dlhs, drhs = tangents
+        terms: list[SSAValue] = []
+        if drhs is not None:
+            terms.append(ctx.emit(MulOp(self.lhs, drhs)).result)
+        if dlhs is not None:
+            terms.append(ctx.emit(MulOp(dlhs, self.rhs)).result)
+        if len(terms) == 1:
+            return terms
+        return [ctx.emit(AddOp(terms[0], terms[1])).result]
+
+    def transpose_rule(self, ctx: RuleContext, cotangents: Tangents) -> Tangents:
+        """Linear in exactly one operand: multiply the cotangent by the other."""
+        (cotangent,) = cotangents
+        assert cotangent is not None
+        if active_mask_of(self)[1]:
+            return [None, ctx.emit(MulOp(self.lhs, cotangent)).result]
+        return [ctx.emit(MulOp(self.rhs, cotangent)).result, None]
+
+    def is_linear_in(self, active_mask: Sequence[bool]) -> bool:
+        return sum(active_mask) == 1
+
+
+@irdl_op_definition
+class ScaleOp(IRDLOperation, ToyDifferentiable):
+    """Multiplication by a constant: `toy.scale %x {factor = 2.0 : f64}`."""
+
+    name = "toy.scale"
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    operand = operand_def(T)
+    factor = prop_def(FloatAttr[Float64Type])
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$operand `by` $factor attr-dict `:` type($result)"
+
+    def __init__(self, operand: SSAValue | Operation, factor: float):
+        super().__init__(
+            operands=[operand],
+            result_types=[SSAValue.get(operand).type],
+            properties={"factor": FloatAttr(factor, f64)},
+        )
+
+    @property
+    def value(self) -> float:
+        return self.factor.value.data
+
+    def jvp_rule(self, ctx: RuleContext, tangents: Tangents) -> Tangents:
+        (tangent,) = tangents
+        assert tangent is not None
+        return [ctx.emit(ScaleOp(tangent, self.value)).result]
+
+    def transpose_rule(self, ctx: RuleContext, cotangents: Tangents) -> Tangents:
+        (cotangent,) = cotangents
+        assert cotangent is not None
+        return [ctx.emit(ScaleOp(cotangent, self.value)).result]
+
+    def is_linear_in(self, active_mask: Sequence[bool]) -> bool:
+        return True
+
+
+@irdl_op_definition
+class SinCosOp(IRDLOperation, ToyDifferentiable):
+    """`sin, cos = toy.sincos x`: two results; never linear."""
+
+    name = "toy.sincos"
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    operand = operand_def(T)
+    sin = result_def(T)
+    cos = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$operand attr-dict `:` type($sin)"
+
+    def __init__(self, operand: SSAValue | Operation):
+        t = SSAValue.get(operand).type
+        super().__init__(operands=[operand], result_types=[t, t])
+
+    def jvp_rule(self, ctx: RuleContext, tangents: Tangents) -> Tangents:
+        """d sin = cos·dx, d cos = -sin·dx; the rule references its own results."""
+        (tangent,) = tangents
+        assert tangent is not None
+        dsin = ctx.emit(MulOp(self.cos, tangent)).result
+        dcos = ctx.emit(ScaleOp(ctx.emit(MulOp(self.sin, tangent)).result, -1.0)).result
+        return [dsin, dcos]
+
+    def transpose_rule(self, ctx: RuleContext, cotangents: Tangents) -> Tangents:
+        raise ADRuleError("transpose", self, "toy.sincos is not linear")
+
+    def is_linear_in(self, active_mask: Sequence[bool]) -> bool:
+        return not any(active_mask)
+
+
+@irdl_op_definition
+class CopyOp(IRDLOperation, ToyDifferentiable):
+    """The identity, linear, but without a transpose rule."""
+
+    name = "toy.copy"
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    operand = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$operand attr-dict `:` type($result)"
+
+    def __init__(self, operand: SSAValue | Operation):
+        super().__init__(operands=[operand], result_types=[SSAValue.get(operand).type])
+
+    def jvp_rule(self, ctx: RuleContext, tangents: Tangents) -> Tangents:
+        (tangent,) = tangents
+        assert tangent is not None
+        return [ctx.emit(CopyOp(tangent)).result]
+
+    def transpose_rule(self, ctx: RuleContext, cotangents: Tangents) -> Tangents:
+        raise ADRuleError("transpose", self)
+
+    def is_linear_in(self, active_mask: Sequence[bool]) -> bool:
+        return True
+
+
+@irdl_op_definition
+class NoAdOp(IRDLOperation):
+    """An op without AD rules (cube): differentiating through it must fail."""
+
+    name = "toy.noad"
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    operand = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$operand attr-dict `:` type($result)"
+
+    def __init__(self, operand: SSAValue | Operation):
+        super().__init__(operands=[operand], result_types=[SSAValue.get(operand).type])
+
+
+TOY = Dialect("toy", [AddOp, MulOp, ScaleOp, SinCosOp, CopyOp, NoAdOp], [])
+
+
+def _array(op: Operation, *args: np.ndarray) -> tuple[np.ndarray, ...]:
+    match op:
+        case AddOp():
+            return (args[0] + args[1],)
+        case MulOp():
+            return (args[0] * args[1],)
+        case ScaleOp():
+            return (args[0] * op.value,)
+        case SinCosOp():
+            return (np.sin(args[0]), np.cos(args[0]))
+        case CopyOp():
+            return (args[0].copy(),)
+        case _:
+            return (args[0] ** 3,)
+
+
+register_impl(AddOp, MulOp, ScaleOp, SinCosOp, CopyOp, NoAdOp)(_array)
+
+
+def register_toy(ctx: Context) -> Context:
+    """Add the toy dialect to a context (for parsing toy IR in tests)."""
+    if "toy" not in ctx.registered_dialect_names:
+        ctx.load_dialect(TOY)
+    return ctx
+
+
+def scalar() -> Attribute:
+    return TensorType(f64, [])

@@ -1,0 +1,175 @@
+"""`linear_transpose` (SPEC §1.4): reverse a linear fragment.
+
+After the linearity check, one reverse walk over the fragment's own ops:
+primary ops are fixed values (referenced as they are), each linear op with a
+cotangent on some result gets its `transpose_rule` called, and contributions
+to the same value are summed by SSA value identity (never by structure) with
+the dialect's `accumulate` op, tagged `#cg.linearized<[active, active]>`.
+The new fragment is nested in the transposed one, so it can reference the
+transposed fragment's fixed values and everything enclosing it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.ir import Block, Region, SSAValue
+
+from tidu_mlir.ad.context import (
+    FragmentBuilder,
+    LinearizedGraph,
+    check_new_symbol,
+    discard,
+    module_of,
+)
+from tidu_mlir.ad.interface import ADRuleError, Differentiable
+from tidu_mlir.ad.linearity import verify_linearity
+from tidu_mlir.diagnostics import OpError
+from tidu_mlir.dialects.cg import (
+    CotangentKeyAttr,
+    GraphOp,
+    InputKey,
+    InputOp,
+    LinearOp,
+    OutputOp,
+    allocate_pass_id,
+    next_pass_id,
+    role_of,
+)
+from tidu_mlir.graph import (
+    enclosing_fragments,
+    fragment_inputs,
+    fragment_output_op,
+    fragment_path,
+)
+
+Accumulator = type[Differentiable]
+
+
+def linear_transpose(
+    linear: LinearizedGraph | LinearOp, name: str | None = None
+) -> LinearizedGraph:
+    """Transpose a linear fragment into a new `cg.linear` nested in it.
+
+    Inputs of the result: one cotangent seed `#cg.cotangent<i, N>` per output
+    of `linear`'s `cg.output` (its active outputs, in order). Outputs: one per
+    input of `linear` (its tangent inputs, in program order), None (inactive)
+    where no cotangent flows. `name` defaults to `vjp<N>`. Raises `OpError`
+    when `linear` is not linear (see `verify_linearity`), `ADRuleError` when an
+    op has no transpose rule.
+    """
+    fragment = linear.fragment if isinstance(linear, LinearizedGraph) else linear
+    dependent = verify_linearity(fragment)
+    module = module_of(fragment)
+    pass_id = next_pass_id(module)  # taken (allocated) only once the fragment is built
+    sym_name = name if name is not None else f"vjp{pass_id}"
+    check_new_symbol(fragment, sym_name)
+
+    block = Block()
+    builder = FragmentBuilder("transpose", block, forbidden=dependent)
+    try:
+        seeds = _seed(fragment, pass_id, builder)
+        cotangents = _reverse_walk(fragment, seeds, builder)
+    except BaseException:
+        discard(block)
+        raise
+    tangent_outputs = [cotangents.get(op.result) for op in fragment_inputs(fragment)]
+    block.add_op(OutputOp([value for value in tangent_outputs if value is not None]))
+    transposed = LinearOp(
+        sym_name, pass_id, [value is not None for value in tangent_outputs], Region(block)
+    )
+    transposed.location = fragment.location
+    allocate_pass_id(module)
+    fragment.body.block.insert_op_before(transposed, fragment_output_op(fragment))
+    return LinearizedGraph(transposed, seeds, tangent_outputs)
+
+
+def _seed(
+    fragment: LinearOp, pass_id: int, builder: FragmentBuilder
+) -> list[tuple[InputKey, SSAValue]]:
+    """One cotangent input per output of the fragment, first in the new block."""
+    seeds: list[tuple[InputKey, SSAValue]] = []
+    for index, value in enumerate(fragment_output_op(fragment).outputs):
+        seed = InputOp(CotangentKeyAttr(index, pass_id), value.type)
+        seed.result.name_hint = "ct"
+        builder.block.add_op(seed)
+        builder.active.add(seed.result)
+        seeds.append((seed.key, seed.result))
+    return seeds
+
+
+def _reverse_walk(
+    fragment: LinearOp, seeds: Sequence[tuple[InputKey, SSAValue]], builder: FragmentBuilder
+) -> dict[SSAValue, SSAValue]:
+    """Propagate cotangents from the outputs back to the fragment's inputs."""
+    cotangents: dict[SSAValue, SSAValue] = {}
+    output_op = fragment_output_op(fragment)
+    builder.source = output_op
+    fallback = _FallbackAccumulator(fragment)
+    for value, (_, seed) in zip(output_op.outputs, seeds, strict=True):
+        owner = value.owner
+        accumulator = type(owner) if isinstance(owner, Differentiable) else fallback
+        _accumulate(cotangents, value, seed, accumulator, builder)
+    for op in reversed(fragment.body.block.ops):
+        if isinstance(op, InputOp | OutputOp | GraphOp | LinearOp):
+            continue
+        role = role_of(op)
+        if role is None or not any(role.active_mask):
+            continue
+        result_cotangents = [cotangents.get(result) for result in op.results]
+        if all(cotangent is None for cotangent in result_cotangents):
+            continue
+        if not isinstance(op, Differentiable):
+            raise ADRuleError("transpose", op)
+        builder.source = op
+        operand_cotangents = builder.check_results(
+            op.transpose_rule(builder, result_cotangents), len(op.operands), "cotangent"
+        )
+        mask = role.active_mask
+        for index, (operand, cotangent) in enumerate(
+            zip(op.operands, operand_cotangents, strict=True)
+        ):
+            if cotangent is None:
+                continue
+            if not mask[index]:
+                raise builder.error(f"the rule returned a cotangent for fixed operand #{index}")
+            _accumulate(cotangents, operand, cotangent, type(op), builder)
+    return cotangents
+
+
+def _accumulate(
+    cotangents: dict[SSAValue, SSAValue],
+    value: SSAValue,
+    contribution: SSAValue,
+    accumulator: Accumulator | _FallbackAccumulator,
+    builder: FragmentBuilder,
+) -> None:
+    """Add `contribution` to the cotangent of `value` (fan-out: one add per extra use)."""
+    existing = cotangents.get(value)
+    if existing is None:
+        cotangents[value] = contribution
+        return
+    if isinstance(accumulator, _FallbackAccumulator):
+        accumulator = accumulator.get()
+    total = builder.emit(accumulator.accumulate(existing, contribution))
+    cotangents[value] = total.results[0]
+
+
+class _FallbackAccumulator:
+    """The accumulator for seeds of outputs not defined by a differentiable op
+    (an input returned twice): the class of the first differentiable op in the
+    fragment or the fragments enclosing it."""
+
+    def __init__(self, fragment: LinearOp):
+        self.fragment = fragment
+
+    def get(self) -> Accumulator:
+        for enclosing in reversed(enclosing_fragments(self.fragment)):
+            for op in enclosing.body.block.ops:
+                if isinstance(op, Differentiable):
+                    return type(op)
+        raise OpError(
+            f"cannot accumulate cotangents in {fragment_path(self.fragment)}: no "
+            "differentiable op names the dialect's addition",
+            self.fragment,
+        )

@@ -1,0 +1,33 @@
+"""`linearize{graph=@f wrt=x,y outputs=0 name=jvp}`: the JVP of a fragment as a
+new `cg.linear` fragment (a wrapper over `tidu_mlir.ad.linearize`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+
+from tidu_mlir.ad.jvp import linearize
+from tidu_mlir.graph import FragmentNotFoundError
+from tidu_mlir.passes.options import SymNameOptionPass, fragment_lookup_failed
+
+
+@dataclass(frozen=True)
+class LinearizePass(SymNameOptionPass):
+    """Options: `graph` (fragment path), `wrt` (key specs `x`, `tangent(x,1)`,
+    `cotangent(0,2)`), `outputs` (output indices, default all), `name` (the new
+    fragment's symbol, default `jvp<N>`)."""
+
+    name = "linearize"
+
+    graph: str
+    wrt: tuple[str, ...] = ()
+    outputs: tuple[int, ...] | None = None
+    sym_name: str | None = None
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        try:
+            linearize((op, self.graph), self.outputs, self.wrt, name=self.sym_name)
+        except FragmentNotFoundError as error:
+            raise fragment_lookup_failed(error) from error

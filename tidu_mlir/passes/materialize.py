@@ -1,0 +1,30 @@
+"""`materialize{graph=@f::@jvp1 name=f_jvp}`: a fragment and everything it
+references as one `func.func` (a wrapper over `tidu_mlir.ad.materialize`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+
+from tidu_mlir.ad.materialization import materialize
+from tidu_mlir.graph import FragmentNotFoundError
+from tidu_mlir.passes.options import SymNameOptionPass, fragment_lookup_failed
+
+
+@dataclass(frozen=True)
+class MaterializePass(SymNameOptionPass):
+    """Options: `graph` (fragment path), `name` (the function's symbol; default
+    the path with `::` as `_`, `@f::@jvp1` -> `f_jvp1`)."""
+
+    name = "materialize"
+
+    graph: str
+    sym_name: str | None = None
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        try:
+            materialize((op, self.graph), self.sym_name)
+        except FragmentNotFoundError as error:
+            raise fragment_lookup_failed(error) from error

@@ -1,0 +1,101 @@
+"""Pass-option plumbing shared by the AD passes.
+
+xDSL's pipeline lexer takes option values made of `[A-Za-z0-9_-]`, numbers or
+quoted strings, so `graph=@f::@jvp1` and `wrt=x,tangent(x,1)` need quotes.
+`quote_pass_options` adds them (tidu-opt applies it to `-p`), so the
+documented spellings work unquoted. `name` is a class attribute of every
+`ModulePass`, so a `name=` option is stored in the field `sym_name`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Self
+
+from xdsl.passes import ModulePass
+from xdsl.utils.arg_spec import ArgSpec
+from xdsl.utils.exceptions import PassFailedException
+
+from tidu_mlir.graph import FragmentNotFoundError
+
+_PLAIN_VALUE = re.compile(r"[A-Za-z0-9_-]+|[-+]?[0-9]+(\.[0-9]*([eE][-+]?[0-9]+)?)?")
+_VALUE_END = ", \t\n}"
+
+
+def quote_pass_options(pipeline: str) -> str:
+    """Quote the option values of a pipeline that xDSL's lexer would reject.
+
+    A value element ends at a comma, blank or `}` outside parentheses, so
+    `wrt=x,tangent(x, 1)` gives the elements `x` and `"tangent(x, 1)"`.
+    Already quoted values and `[...]` (MLIR pipelines) are kept as they are.
+    """
+    out: list[str] = []
+    pos, depth = 0, 0  # depth: nesting of `{` option blocks
+    while pos < len(pipeline):
+        char = pipeline[pos]
+        if char == "[" and depth:
+            end = pipeline.find("]", pos)
+            end = len(pipeline) if end < 0 else end + 1
+            out.append(pipeline[pos:end])
+            pos = end
+            continue
+        out.append(char)
+        pos += 1
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth = max(depth - 1, 0)
+        elif char == "=" and depth:
+            pos = _quote_value(pipeline, pos, out)
+    return "".join(out)
+
+
+def _quote_value(text: str, pos: int, out: list[str]) -> int:
+    """Copy the comma-separated value elements starting at `pos`, quoting as needed."""
+    while True:
+        if pos < len(text) and text[pos] == '"':
+            end = pos + 1
+            while end < len(text) and text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            out.append(text[pos : end + 1])
+            pos = end + 1
+        else:
+            end, parens = pos, 0
+            while end < len(text) and (parens or text[end] not in _VALUE_END):
+                parens += {"(": 1, ")": -1}.get(text[end], 0)
+                end += 1
+            element = text[pos:end]
+            if element and not _PLAIN_VALUE.fullmatch(element):
+                element = '"' + element.replace("\\", "\\\\").replace('"', '\\"') + '"'
+            out.append(element)
+            pos = end
+        if pos < len(text) and text[pos] == ",":
+            out.append(",")
+            pos += 1
+            continue
+        return pos
+
+
+@dataclass(frozen=True)
+class SymNameOptionPass(ModulePass):
+    """A pass whose `name=` option (the symbol it creates) lives in `sym_name`."""
+
+    @classmethod
+    def from_spec(cls, spec: ArgSpec) -> Self:
+        parameters = dict(spec.normalize_parameter_names().parameters)
+        if "name" in parameters:
+            parameters["sym_name"] = parameters.pop("name")
+        return super().from_spec(ArgSpec(spec.name, parameters))
+
+    def spec(self, *, include_default: bool = False) -> ArgSpec:
+        spec = super().spec(include_default=include_default)
+        parameters = dict(spec.parameters)
+        if "sym_name" in parameters:
+            parameters["name"] = parameters.pop("sym_name")
+        return ArgSpec(spec.name, parameters)
+
+
+def fragment_lookup_failed(error: FragmentNotFoundError) -> PassFailedException:
+    """A missing fragment as the pass failure tidu-opt reports."""
+    return PassFailedException(str(error))
