@@ -117,14 +117,16 @@ def reachable_ops(
     return order
 
 
-def fragment_signature(fragment: Fragment) -> list[InputOp]:
+def fragment_signature(fragment: Fragment, extra_outputs: Sequence[SSAValue] = ()) -> list[InputOp]:
     """The inputs of a fragment in the documented order (docs/design.md).
 
-    First the inputs of enclosing fragments that the outputs reach (outermost
-    fragment first, program order within one), then all of the fragment's own
-    inputs in program order.
+    First the inputs of enclosing fragments that the outputs (and
+    `extra_outputs`, values of enclosing fragments computed alongside) reach,
+    outermost fragment first, program order within one; then all of the
+    fragment's own inputs in program order.
     """
-    reached = {op for op in reachable_ops(fragment_outputs(fragment)) if isinstance(op, InputOp)}
+    outputs = [*extra_outputs, *fragment_outputs(fragment)]
+    reached = {op for op in reachable_ops(outputs) if isinstance(op, InputOp)}
     signature: list[InputOp] = []
     for enclosing in enclosing_fragments(fragment)[:-1]:
         signature.extend(op for op in fragment_inputs(enclosing) if op in reached)

@@ -35,7 +35,7 @@ __all__ = [
     "abs", "add", "astype", "broadcast_to", "concatenate", "conj", "cos", "divide", "dot",
     "einsum", "equal", "exp", "greater", "greater_equal", "imag", "less", "less_equal", "log",
     "matmul", "max", "maximum", "mean", "minimum", "multiply", "negative", "not_equal", "power",
-    "real", "reshape", "sin", "sqrt", "subtract", "sum", "tanh", "transpose", "where",
+    "real", "reshape", "shape", "sin", "sqrt", "subtract", "sum", "tanh", "transpose", "where",
 ]  # fmt: skip
 
 
@@ -109,20 +109,21 @@ def _broadcast(tracer: Tracer, shape: tuple[int, ...]) -> Tracer:
     return emit(tracer.trace, prim.BroadcastInDimOp(tracer.value, dims, result_type))
 
 
-def _shape_of(value: Any) -> tuple[int, ...]:
+def shape(value: Any) -> tuple[int, ...]:
+    """numpy's `shape`, for tracers too."""
     return value.shape if isinstance(value, Tracer) else np.shape(value)
 
 
 def _broadcast_all(trace: Trace, values: Sequence[Any], dtype: np.dtype | None) -> list[Tracer]:
     """Promote to one dtype (unless None) and broadcast to the common shape."""
     try:
-        shape = np.broadcast_shapes(*(_shape_of(v) for v in values))
+        common = np.broadcast_shapes(*(shape(v) for v in values))
     except ValueError as error:
-        shapes = ", ".join(str(_shape_of(v)) for v in values)
+        shapes = ", ".join(str(shape(v)) for v in values)
         raise ValueError(
             f"operands could not be broadcast together with shapes {shapes}"
         ) from error
-    return [_broadcast(_as_tracer(trace, v, dtype), shape) for v in values]
+    return [_broadcast(_as_tracer(trace, v, dtype), common) for v in values]
 
 
 def _binary(op_class: type[prim.ElementwiseBinaryOp], lhs: Any, rhs: Any) -> Tracer:
@@ -285,7 +286,7 @@ def where(condition: Any, x: Any, y: Any) -> Tracer:
     """Elementwise `x if condition else y`; the condition is a comparison result."""
     trace = _find_trace((condition, x, y))
     assert trace is not None
-    shape = np.broadcast_shapes(_shape_of(condition), _shape_of(x), _shape_of(y))
+    common = np.broadcast_shapes(shape(condition), shape(x), shape(y))
     if isinstance(condition, Tracer):
         if condition.dtype != np.bool_:
             raise TypeError("tnp.where needs a boolean condition (a comparison of arrays)")
@@ -293,8 +294,8 @@ def where(condition: Any, x: Any, y: Any) -> Tracer:
     else:
         pred = constant(trace, np.asarray(condition, dtype=np.bool_), np.dtype(np.bool_))
     a, b = _broadcast_all(trace, (x, y), _result_dtype(x, y))
-    a, b = _broadcast(a, shape), _broadcast(b, shape)
-    return emit(trace, prim.SelectOp(_broadcast(pred, shape).value, a.value, b.value))
+    a, b = _broadcast(a, common), _broadcast(b, common)
+    return emit(trace, prim.SelectOp(_broadcast(pred, common).value, a.value, b.value))
 
 
 # --------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from tidu_mlir.dialects import cg, prim
+from tidu_mlir.graph import fragment_outputs
 from tidu_mlir.types import numpy_dtype
 
 TRACEABLE_DTYPES = tuple(np.dtype(d) for d in (np.float32, np.float64, np.complex64, np.complex128))
@@ -303,16 +304,49 @@ def emit(trace: Trace, op: Operation) -> Tracer:
     return Tracer(op.results[0], trace)
 
 
+OutputTree = tuple[type, tuple["OutputTree", ...]] | None
+"""The nesting of a function's results: None for one array, else (tuple or list, children)."""
+
+
+def tree_flatten(value: Any) -> tuple[list[Any], OutputTree]:
+    """Flatten nested tuples and lists of arrays into leaves and their structure."""
+    if not isinstance(value, tuple | list):
+        return [value], None
+    leaves: list[Any] = []
+    children: list[OutputTree] = []
+    for item in value:
+        item_leaves, item_tree = tree_flatten(item)
+        leaves.extend(item_leaves)
+        children.append(item_tree)
+    return leaves, (type(value), tuple(children))
+
+
+def tree_unflatten(tree: OutputTree, leaves: Sequence[Any]) -> Any:
+    """Rebuild the nested structure `tree` from `leaves` (inverse of tree_flatten)."""
+    remaining = iter(leaves)
+
+    def build(node: OutputTree) -> Any:
+        if node is None:
+            return next(remaining)
+        kind, children = node
+        return kind(build(child) for child in children)
+
+    return build(tree)
+
+
 @dataclass
 class TracedFunction:
-    """A function traced into a module holding one `cg.graph`."""
+    """A function traced into a module holding one `cg.graph` (one output per leaf)."""
 
     module: ModuleOp
     graph: cg.GraphOp
     input_specs: tuple[ArraySpec, ...]
-    output_count: int
-    returns_tuple: bool
+    out_tree: OutputTree
     closures: list[tuple[Tracer, cg.InputOp]]
+
+    @property
+    def output_count(self) -> int:
+        return len(fragment_outputs(self.graph))
 
 
 def trace_function(
@@ -326,11 +360,10 @@ def trace_function(
     arguments = [trace.new_input(cg.KeyAttr(f"arg{i}"), spec) for i, spec in enumerate(specs)]
     with _active(trace):
         result = f(*arguments)
-    returns_tuple = isinstance(result, tuple | list)
-    outputs = list(result) if returns_tuple else [result]
+    outputs, out_tree = tree_flatten(result)
     values = [_as_output(trace, value, index) for index, value in enumerate(outputs)]
     block.add_op(cg.OutputOp(values))
-    return TracedFunction(module, graph, tuple(specs), len(values), returns_tuple, trace.closures)
+    return TracedFunction(module, graph, tuple(specs), out_tree, trace.closures)
 
 
 def _insert_first(block: Block, op: Operation) -> None:

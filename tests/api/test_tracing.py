@@ -32,7 +32,7 @@ def test_traced_equals_numpy(case: Case) -> None:
 def test_several_outputs_and_constants() -> None:
     x = np.arange(3.0)
     traced = _trace(lambda x: (x * 2.0, np.ones(2), 3), [x])
-    assert traced.returns_tuple and traced.output_count == 3
+    assert traced.out_tree == (tuple, (None, None, None)) and traced.output_count == 3
     results = evaluate_fragment(traced.graph, [x])
     np.testing.assert_allclose(results[0], x * 2.0)
     np.testing.assert_allclose(results[1], np.ones(2))

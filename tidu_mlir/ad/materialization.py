@@ -13,6 +13,8 @@ primary op with a linearized one, as SPEC §2.2 asks.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FunctionType
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Region, SSAValue
@@ -31,14 +33,21 @@ def default_function_name(fragment: Fragment) -> str:
     return fragment_path(fragment).replace("::", "_").replace("@", "")
 
 
-def materialize(target: Target, name: str | None = None) -> FuncOp:
+def materialize(
+    target: Target, name: str | None = None, extra_outputs: Sequence[SSAValue] = ()
+) -> FuncOp:
     """Add `func.func @name` computing the fragment's outputs from its signature
-    inputs at the end of the module, and return it."""
+    inputs at the end of the module, and return it.
+
+    `extra_outputs` (values of enclosing fragments, e.g. the primal outputs of
+    a JVP) are returned first, computed in the same function so the work they
+    share with the fragment's outputs is done once.
+    """
     module, fragment = resolve_target(target)
     sym_name = name if name is not None else default_function_name(fragment)
     check_new_symbol(module, sym_name)
-    signature = fragment_signature(fragment)
-    outputs = fragment_outputs(fragment)
+    signature = fragment_signature(fragment, extra_outputs)
+    outputs = [*extra_outputs, *fragment_outputs(fragment)]
     block = Block(arg_types=[op.result.type for op in signature])
     mapping: dict[SSAValue, SSAValue] = {}
     for op, argument in zip(signature, block.args, strict=True):

@@ -1,0 +1,535 @@
+"""The Python API: `jit`, `jvp`, `vjp`, `grad`, ... on numpy-style functions.
+
+Every transform is built the same way: trace the function into a `cg.graph`
+(`tidu_mlir.tracing`), run the AD passes' functions on it (`linearize`,
+`linear_transpose`), `materialize` the fragment wanted into a `func.func`,
+and then either
+- run it (compiled once per signature, `tidu_mlir.execution`) when called on
+  concrete arrays, or
+- inline its ops into the enclosing trace when called on tracers, which is how
+  transforms compose to any depth (`grad(grad(f))`, `jacfwd(jacrev(f))`).
+
+No derivative is computed by Python code here: the passes derive graphs.
+Like `jax.jit`, a function is traced once per argument signature (shapes and
+dtypes); later changes to the globals it reads are not seen.
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import DictionaryAttr
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import SSAValue
+
+from tidu_mlir import ad
+from tidu_mlir import numpy as tnp
+from tidu_mlir.ad.linear_function import linear_fragment_from_graph
+from tidu_mlir.dialects.cg import ROLE_ATTR_NAME, InputKey, KeyAttr, key_spec
+from tidu_mlir.execution import Executable, executable
+from tidu_mlir.graph import fragment_outputs
+from tidu_mlir.tracing import (
+    ArraySpec,
+    TracedFunction,
+    Tracer,
+    constant,
+    current_trace,
+    trace_function,
+    tree_flatten,
+    tree_unflatten,
+)
+
+# --------------------------------------------------------------------------
+# Staged functions: a materialized func and how to call it
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class Staged:
+    """A derived function: `func` takes its arguments by input key."""
+
+    traced: TracedFunction
+    func: FuncOp
+    _run: Executable | None = field(default=None, repr=False)
+
+    @property
+    def arg_keys(self) -> list[InputKey]:
+        attrs = self.func.arg_attrs
+        assert attrs is not None, "materialized functions carry their keys"
+        return [_key_of(d) for d in attrs.data]
+
+    def call(self, values: dict[InputKey, Any]) -> list[Any]:
+        """Run on concrete arrays, or inline into the trace of the tracers given."""
+        for outer, input_op in self.traced.closures:
+            values[input_op.key] = outer
+        args = [values[key] for key in self.arg_keys]
+        trace = current_trace(*args)
+        if trace is not None:
+            return _inline(self.func, args)
+        if self._run is None:
+            self._run = executable(self.func)
+        return self._run(*args)
+
+
+def _key_of(attrs: DictionaryAttr) -> InputKey:
+    key = attrs.data[ad.KEY_ARG_ATTR]
+    assert isinstance(key, InputKey.__args__), key  # type: ignore[attr-defined]
+    return key  # type: ignore[return-value]
+
+
+def _inline(func: FuncOp, args: Sequence[Any]) -> list[Tracer]:
+    """Clone the function's ops into the innermost trace among `args`."""
+    trace = current_trace(*args)
+    assert trace is not None
+    mapping: dict[SSAValue, SSAValue] = {}
+    for block_arg, value in zip(func.body.block.args, args, strict=True):
+        if isinstance(value, Tracer):
+            mapping[block_arg] = trace.adopt(value).value
+        else:
+            spec = np.asarray(value)
+            mapping[block_arg] = constant(trace, spec, spec.dtype).value
+    results: list[Tracer] = []
+    for op in func.body.block.ops:
+        if isinstance(op, ReturnOp):
+            results = [Tracer(mapping[v], trace) for v in op.arguments]
+            break
+        clone = op.clone(value_mapper=mapping)
+        clone.attributes.pop(ROLE_ATTR_NAME, None)
+        trace.emit(clone)
+    return results
+
+
+def _arg_key(index: int) -> KeyAttr:
+    return KeyAttr(f"arg{index}")
+
+
+def _specs(args: Sequence[Any]) -> tuple[ArraySpec, ...]:
+    return tuple(ArraySpec.of(a, f"#{i}") for i, a in enumerate(args))
+
+
+class _StageCache:
+    """Staged functions per (function, signature, transform), dropped with the function."""
+
+    def __init__(self) -> None:
+        self._by_function: weakref.WeakKeyDictionary[Any, dict[Any, Staged]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def get(self, fn: Callable[..., Any], key: Any, build: Callable[[], Staged]) -> Staged:
+        try:
+            table = self._by_function.setdefault(fn, {})
+        except TypeError:  # not weak-referenceable: no caching
+            return build()
+        staged = table.get(key)
+        if staged is None:
+            staged = build()
+            if not staged.traced.closures:  # closures bind tracers of one call only
+                table[key] = staged
+        return staged
+
+
+_CACHE = _StageCache()
+
+
+# --------------------------------------------------------------------------
+# Building stages
+# --------------------------------------------------------------------------
+
+
+def _trace(fn: Callable[..., Any], specs: Sequence[ArraySpec]) -> TracedFunction:
+    return trace_function(fn, specs)
+
+
+def _stage_primal(fn: Callable[..., Any], specs: tuple[ArraySpec, ...]) -> Staged:
+    traced = _trace(fn, specs)
+    return Staged(traced, ad.materialize(traced.graph, name="primal"))
+
+
+@dataclass
+class _Derived:
+    """A derived stage plus which requested results are symbolic zeros."""
+
+    staged: Staged
+    linear: ad.LinearizedGraph
+    transposed: ad.LinearizedGraph | None = None
+
+
+def _stage_jvp(fn: Callable[..., Any], specs: tuple[ArraySpec, ...], argnums: tuple[int, ...],
+               with_primal: bool) -> _Derived:  # fmt: skip
+    traced = _trace(fn, specs)
+    linear = ad.linearize(traced.graph, wrt=[_arg_key(i) for i in argnums])
+    extra = fragment_outputs(traced.graph) if with_primal else ()
+    func = ad.materialize(linear.fragment, name="jvp", extra_outputs=extra)
+    return _Derived(Staged(traced, func), linear)
+
+
+def _stage_vjp(fn: Callable[..., Any], specs: tuple[ArraySpec, ...], argnums: tuple[int, ...],
+               with_primal: bool) -> _Derived:  # fmt: skip
+    traced = _trace(fn, specs)
+    linear = ad.linearize(traced.graph, wrt=[_arg_key(i) for i in argnums])
+    transposed = ad.linear_transpose(linear)
+    extra = fragment_outputs(traced.graph) if with_primal else ()
+    func = ad.materialize(transposed.fragment, name="vjp", extra_outputs=extra)
+    return _Derived(Staged(traced, func), linear, transposed)
+
+
+_DERIVED: weakref.WeakKeyDictionary[Any, dict[Any, _Derived]] = weakref.WeakKeyDictionary()
+
+
+def _derived(
+    fn: Callable[..., Any], key: tuple[Any, ...], build: Callable[[], _Derived]
+) -> _Derived:
+    try:
+        table = _DERIVED.setdefault(fn, {})
+    except TypeError:
+        return build()
+    derived = table.get(key)
+    if derived is None:
+        derived = build()
+        if not derived.staged.traced.closures:
+            table[key] = derived
+    return derived
+
+
+def _normalize_argnums(argnums: int | Sequence[int], count: int) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for n in nums:
+        if not -count <= n < count:
+            raise ValueError(f"argnums {n} is out of range for a function of {count} arguments")
+    return tuple(n % count for n in nums)
+
+
+def _check_like(value: Any, spec: ArraySpec, what: str) -> Any:
+    """`value` (a tangent or cotangent) must have the shape and dtype of `spec`."""
+    if isinstance(value, Tracer):
+        if value.shape != spec.shape:
+            raise ValueError(f"{what} has shape {value.shape}, expected {spec.shape}")
+        return value
+    array = np.asarray(value)
+    if array.shape != spec.shape:
+        raise ValueError(f"{what} has shape {array.shape}, expected {spec.shape}")
+    if array.dtype != spec.dtype:
+        if not np.can_cast(array.dtype, spec.dtype, "same_kind"):
+            raise TypeError(f"{what} has dtype {array.dtype}, expected {spec.dtype}")
+        array = array.astype(spec.dtype)
+    return array
+
+
+def _zeros(spec: ArraySpec, like: Sequence[Any]) -> Any:
+    """Zeros of `spec`, as a tracer when tracing."""
+    trace = current_trace(*like)
+    if trace is None:
+        return np.zeros(spec.shape, spec.dtype)
+    return tnp.broadcast_to(constant(trace, 0.0, spec.dtype), spec.shape)
+
+
+def _fill(results: Sequence[Any], flags: Sequence[bool], specs: Sequence[ArraySpec],
+          like: Sequence[Any]) -> list[Any]:  # fmt: skip
+    """Expand active results to one per flag, zeros where inactive."""
+    it = iter(results)
+    return [
+        next(it) if flag else _zeros(spec, like) for flag, spec in zip(flags, specs, strict=True)
+    ]
+
+
+def _output_specs(traced: TracedFunction) -> list[ArraySpec]:
+    from tidu_mlir.types import numpy_dtype
+
+    return [
+        ArraySpec(tuple(v.type.get_shape()), numpy_dtype(v.type.get_element_type()))  # type: ignore[attr-defined]
+        for v in fragment_outputs(traced.graph)
+    ]
+
+
+def _pack(traced: TracedFunction, values: Sequence[Any]) -> Any:
+    return tree_unflatten(traced.out_tree, values)
+
+
+def _primal_values(args: Sequence[Any], specs: Sequence[ArraySpec]) -> dict[InputKey, Any]:
+    return {
+        _arg_key(i): _check_like(a, s, f"argument {i}")
+        for i, (a, s) in enumerate(zip(args, specs, strict=True))
+    }
+
+
+# --------------------------------------------------------------------------
+# Public transforms
+# --------------------------------------------------------------------------
+
+
+def jit(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Trace `fn` once per signature, compile it, and call the native code."""
+
+    @functools.wraps(fn)
+    def jitted(*args: Any) -> Any:
+        specs = _specs(args)
+        staged = _CACHE.get(fn, ("jit", specs), lambda: _stage_primal(fn, specs))
+        return _pack(staged.traced, staged.call(_primal_values(args, specs)))
+
+    return jitted
+
+
+def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+    """`(fn(*primals), J·tangents)`: forward mode, one linearization."""
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(primals) != len(tangents):
+        raise ValueError(f"jvp got {len(primals)} primals but {len(tangents)} tangents")
+    specs = _specs(primals)
+    argnums = tuple(range(len(primals)))
+    derived = _derived(fn, ("jvp", specs), lambda: _stage_jvp(fn, specs, argnums, True))
+    values = _primal_values(primals, specs)
+    for (key, _), tangent, spec, i in zip(
+        derived.linear.tangent_inputs, tangents, specs, argnums, strict=True
+    ):
+        values[key] = _check_like(tangent, spec, f"tangent {i} (for primal {i})")
+    results = derived.staged.call(values)
+    traced = derived.staged.traced
+    outputs, tangent_outputs = results[: traced.output_count], results[traced.output_count :]
+    flags = derived.linear.fragment.active_flags
+    filled = _fill(tangent_outputs, flags, _output_specs(traced), [*primals, *tangents])
+    return _pack(traced, outputs), _pack(traced, filled)
+
+
+def linearize(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
+    """`(fn(*primals), f_jvp)`: the linear map is derived and compiled once and
+    reused for every tangent given to `f_jvp`."""
+    specs = _specs(primals)
+    argnums = tuple(range(len(primals)))
+    derived = _derived(fn, ("linearize", specs), lambda: _stage_jvp(fn, specs, argnums, False))
+    traced = derived.staged.traced
+    outputs = jit(fn)(*primals)
+    primal_values = _primal_values(primals, specs)
+
+    def f_jvp(*tangents: Any) -> Any:
+        if len(tangents) != len(specs):
+            raise ValueError(f"f_jvp takes {len(specs)} tangents, got {len(tangents)}")
+        values = dict(primal_values)
+        for (key, _), tangent, spec, i in zip(
+            derived.linear.tangent_inputs, tangents, specs, argnums, strict=True
+        ):
+            values[key] = _check_like(tangent, spec, f"tangent {i}")
+        results = derived.staged.call(values)
+        flags = derived.linear.fragment.active_flags
+        return _pack(traced, _fill(results, flags, _output_specs(traced), [*primals, *tangents]))
+
+    return outputs, f_jvp
+
+
+def vjp(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
+    """`(fn(*primals), vjp_fn)`; `vjp_fn(ct)` returns one cotangent per primal
+    (SPEC §1.6 convention for complex numbers)."""
+    specs = _specs(primals)
+    argnums = tuple(range(len(primals)))
+    derived = _derived(fn, ("vjp", specs), lambda: _stage_vjp(fn, specs, argnums, False))
+    traced = derived.staged.traced
+    outputs = jit(fn)(*primals)
+    primal_values = _primal_values(primals, specs)
+    out_specs = _output_specs(traced)
+
+    def vjp_fn(cotangent: Any) -> tuple[Any, ...]:
+        cts, _ = tree_flatten(cotangent)
+        if len(cts) != len(out_specs):
+            raise ValueError(f"vjp_fn takes {len(out_specs)} cotangents, got {len(cts)}")
+        return tuple(_run_transposed(derived, primal_values, cts, out_specs, [*primals, *cts]))
+
+    return outputs, vjp_fn
+
+
+def _run_transposed(derived: _Derived, primal_values: dict[InputKey, Any], cts: Sequence[Any],
+                    out_specs: Sequence[ArraySpec], like: Sequence[Any]) -> list[Any]:  # fmt: skip
+    """Bind the seeds of the active outputs and run the transposed function."""
+    assert derived.transposed is not None
+    values = dict(primal_values)
+    active_cts = [
+        c for c, flag in zip(cts, derived.linear.fragment.active_flags, strict=True) if flag
+    ]
+    active_specs = [
+        s for s, flag in zip(out_specs, derived.linear.fragment.active_flags, strict=True) if flag
+    ]
+    for (key, _), ct, spec in zip(
+        derived.transposed.tangent_inputs, active_cts, active_specs, strict=True
+    ):
+        values[key] = _check_like(ct, spec, "cotangent")
+    for i, (ct, spec) in enumerate(zip(cts, out_specs, strict=True)):
+        _check_like(ct, spec, f"cotangent {i}")
+    results = derived.staged.call(values)
+    skip = len(results) - sum(derived.transposed.fragment.active_flags)
+    specs = list(derived.staged.traced.input_specs)
+    return _fill(results[skip:], derived.transposed.fragment.active_flags, specs, like)
+
+
+def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+    """`(fn(*args), grad)` in one compiled function; grad per `argnums`."""
+
+    @functools.wraps(fn)
+    def value_and_grad_fn(*args: Any) -> tuple[Any, Any]:
+        specs = _specs(args)
+        nums = _normalize_argnums(argnums, len(args))
+        derived = _derived(
+            fn, ("vjp+value", specs, nums), lambda: _stage_vjp(fn, specs, nums, True)
+        )
+        traced = derived.staged.traced
+        out_specs = _output_specs(traced)
+        if traced.out_tree is not None or out_specs[0].shape != ():
+            shape = out_specs[0].shape if traced.out_tree is None else f"{len(out_specs)} outputs"
+            raise TypeError(f"grad requires a scalar output; got shape {shape}")
+        if out_specs[0].dtype.kind == "c":
+            raise TypeError("grad requires a real scalar output; got a complex one (use vjp)")
+        seed = np.ones((), out_specs[0].dtype)
+        values = _primal_values(args, specs)
+        if derived.linear.fragment.active_flags[0]:
+            ((ct_key, _),) = derived.transposed.tangent_inputs  # type: ignore[union-attr]
+            values[ct_key] = seed
+        results = derived.staged.call(values)
+        value = results[0]
+        grads_active = results[1:]
+        flags = derived.transposed.fragment.active_flags if derived.transposed else ()  # type: ignore[union-attr]
+        grads = _fill(grads_active, flags, [specs[n] for n in nums], args)
+        grad_value = grads[0] if isinstance(argnums, int) else tuple(grads)
+        return value, grad_value
+
+    return value_and_grad_fn
+
+
+def grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+    """The gradient of a real scalar function (SPEC §1.6 for complex inputs:
+    `grad |z|²` is `2z`)."""
+    both = value_and_grad(fn, argnums)
+
+    @functools.wraps(fn)
+    def grad_fn(*args: Any) -> Any:
+        return both(*args)[1]
+
+    return grad_fn
+
+
+def _stack(parts: Sequence[Any], shape: tuple[int, ...]) -> Any:
+    """Stack equally shaped results along a new leading axis, then reshape."""
+    if current_trace(*parts) is None:
+        return np.stack([np.asarray(p) for p in parts]).reshape(shape)
+    rows = [tnp.reshape(p, (1, *tnp.shape(p))) for p in parts]
+    return tnp.reshape(tnp.concatenate(rows, axis=0), shape)
+
+
+def _basis(spec: ArraySpec) -> list[np.ndarray]:
+    eye = np.eye(int(np.prod(spec.shape, dtype=np.int64)), dtype=spec.dtype)
+    return [row.reshape(spec.shape) for row in eye]
+
+
+def jacfwd(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
+    """The Jacobian by forward mode, shape `out.shape + in.shape`: one JVP per
+    input element through one linearization."""
+
+    @functools.wraps(fn)
+    def jacobian(*args: Any) -> Any:
+        (num,) = _normalize_argnums(argnums, len(args))
+        specs = _specs(args)
+        _, f_jvp = linearize(lambda x: fn(*args[:num], x, *args[num + 1 :]), args[num])
+        columns = [f_jvp(e) for e in _basis(specs[num])]
+        out_shape = tnp.shape(columns[0])
+        stacked = _stack(columns, (*specs[num].shape, *out_shape))
+        return _move_input_axes_last(stacked, len(specs[num].shape), len(out_shape))
+
+    return jacobian
+
+
+def _move_input_axes_last(x: Any, in_rank: int, out_rank: int) -> Any:
+    order = (*range(in_rank, in_rank + out_rank), *range(in_rank))
+    return tnp.transpose(x, order) if order != tuple(range(in_rank + out_rank)) else x
+
+
+def jacrev(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
+    """The Jacobian by reverse mode, shape `out.shape + in.shape`: one VJP per
+    output element through one transposed linearization."""
+
+    @functools.wraps(fn)
+    def jacobian(*args: Any) -> Any:
+        (num,) = _normalize_argnums(argnums, len(args))
+        specs = _specs(args)
+        out, vjp_fn = vjp(lambda x: fn(*args[:num], x, *args[num + 1 :]), args[num])
+        out_spec = ArraySpec.of(out, "output")
+        rows = [vjp_fn(e)[0] for e in _basis(out_spec)]
+        return _stack(rows, (*out_spec.shape, *specs[num].shape))
+
+    return jacobian
+
+
+def hessian(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
+    """`jacfwd(jacrev(fn))`."""
+    return jacfwd(jacrev(fn, argnums), argnums)
+
+
+def hvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
+    """The Hessian-vector product `H·v` as forward over reverse (`jvp(grad(fn))`)."""
+    nums = tuple(range(len(tuple(primals))))
+    grad_fn = grad(fn, nums)
+    _, product = jvp(lambda *xs: grad_fn(*xs), tuple(primals), tuple(tangents))
+    return product[0] if len(nums) == 1 else product
+
+
+def linear_transpose(fn_lin: Callable[..., Any], *primals: Any) -> Callable[..., Any]:
+    """The transpose of a linear function of arrays shaped like `primals`; a
+    function that is not linear is refused with the verifier's message."""
+    specs = _specs(primals)
+    traced = _trace(fn_lin, specs)
+    module = traced.module
+    linear = linear_fragment_from_graph(
+        module, traced.graph, [_arg_key(i) for i in range(len(specs))]
+    )
+    transposed = ad.linear_transpose(linear)
+    func = ad.materialize(transposed.fragment, name="transpose")
+    staged = Staged(traced, func)
+    out_specs = [ArraySpec(tuple(v.type.get_shape()), _dtype(v)) for v in fragment_outputs(linear)]
+
+    def transpose_fn(cotangent: Any) -> tuple[Any, ...]:
+        cts, _ = tree_flatten(cotangent)
+        values: dict[InputKey, Any] = {}
+        for (key, _), ct, spec in zip(transposed.tangent_inputs, cts, out_specs, strict=True):
+            values[key] = _check_like(ct, spec, "cotangent")
+        results = staged.call(values)
+        return tuple(_fill(results, transposed.fragment.active_flags, specs, cts))
+
+    return transpose_fn
+
+
+def _dtype(value: SSAValue) -> np.dtype:
+    from tidu_mlir.types import numpy_dtype
+
+    return numpy_dtype(value.type.get_element_type())  # type: ignore[attr-defined]
+
+
+def ir(fn: Callable[..., Any], *example_args: Any, stage: str = "trace") -> str:
+    """The module of `fn` at one stage, as text: `trace`, `jvp` (after
+    linearize), `vjp` (after linearize and linear-transpose), `materialize`
+    (the self-contained gradient function), or `llvm` (its LLVM IR)."""
+    return lower(fn, *example_args)[stage]
+
+
+def lower(fn: Callable[..., Any], *example_args: Any) -> dict[str, str]:
+    """Every stage of `ir` at once."""
+    specs = _specs(example_args)
+    stages: dict[str, str] = {}
+    traced = _trace(fn, specs)
+    stages["trace"] = str(traced.module)
+    argnums = tuple(range(len(specs)))
+    linear = ad.linearize(traced.graph, wrt=[_arg_key(i) for i in argnums])
+    stages["jvp"] = str(traced.module)
+    transposed = ad.linear_transpose(linear)
+    stages["vjp"] = str(traced.module)
+    func = ad.materialize(transposed.fragment, name="vjp")
+    stages["materialize"] = str(func)
+    from tidu_mlir.lowering.runtime import llvm_ir
+
+    stages["llvm"] = llvm_ir(func)
+    return stages
+
+
+__all__ = [
+    "grad", "hessian", "hvp", "ir", "jacfwd", "jacrev", "jit", "jvp", "linear_transpose",
+    "linearize", "lower", "value_and_grad", "vjp", "key_spec",
+]  # fmt: skip
