@@ -3,6 +3,7 @@
 from collections.abc import Callable
 
 from xdsl.passes import ModulePass
+from xdsl.utils.target import Target
 
 
 def _arith() -> type[ModulePass]:
@@ -35,7 +36,34 @@ def _memref() -> type[ModulePass]:
     return ConvertMemrefToLLVMPass
 
 
+def _bufferize() -> type[ModulePass]:
+    from tidu_mlir.lowering.bufferize import PrimBufferizePass
+
+    return PrimBufferizePass
+
+
+def _prim_to_loops() -> type[ModulePass]:
+    from tidu_mlir.lowering.prim_to_loops import ConvertPrimToLoopsPass
+
+    return ConvertPrimToLoopsPass
+
+
+def _lower_to_llvm() -> type[ModulePass]:
+    from tidu_mlir.lowering.lower_to_llvm import LowerToLLVMPass
+
+    return LowerToLLVMPass
+
+
+def _llvm_target() -> type[Target]:
+    from tidu_mlir.lowering.target import LLVMTarget
+
+    return LLVMTarget
+
+
 LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "prim-bufferize": _bufferize,
+    "convert-prim-to-loops": _prim_to_loops,
+    "lower-to-llvm": _lower_to_llvm,
     "convert-arith-to-llvm": _arith,
     "convert-math-to-llvm": _math,
     "convert-func-to-llvm": _func,
@@ -43,3 +71,6 @@ LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "convert-memref-to-llvm": _memref,
 }
 """Command-line pass names -> pass classes, imported lazily (for `tidu-opt`)."""
+
+LOWERING_TARGETS: dict[str, Callable[[], type[Target]]] = {"llvm": _llvm_target}
+"""`-t` output targets of `tidu-opt` (`llvm` prints LLVM IR; replaces xDSL's own)."""

@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     i64,
 )
+from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -94,7 +95,8 @@ _FLOAT_TO_INT_INTRINSIC: dict[type[Operation], str] = {
 def _fastmath(op: Operation) -> llvm.FastMathAttr:
     flags = op.properties.get("fastmath")
     assert isinstance(flags, arith.FastMathFlagsAttr)
-    return llvm.FastMathAttr(flags.data)
+    # As enum members: xDSL's LLVM backend reads `flag.value` (plain strings crash it).
+    return llvm.FastMathAttr([FastMathFlag(str(f)) for f in flags.data])
 
 
 class ConvertFloatBinary(RewritePattern):

@@ -19,6 +19,8 @@ from xdsl.dialects.builtin import ModuleOp, UnrealizedConversionCastOp
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import DiagnosticException
 
+from tidu_mlir.lowering.vector_library import use_libmvec
+
 OPT_LEVEL = 3
 
 # LLVM's global state (target registry, option parsing) is not safe to
@@ -82,7 +84,8 @@ def translate_to_llvm_ir(module: ModuleOp) -> str:
 
 
 def optimize(llvm_ir: str) -> llvm.ModuleRef:
-    """Parse, verify and optimize LLVM IR at O3 for the host CPU."""
+    """Parse, verify and optimize LLVM IR at O3 for the host CPU, then map vector
+    math intrinsics to libmvec (`vector_library.use_libmvec`)."""
     tm = host_target_machine()
     with LLVM_LOCK:
         module = llvm.parse_assembly(llvm_ir)
@@ -94,6 +97,12 @@ def optimize(llvm_ir: str) -> llvm.ModuleRef:
         tuning.slp_vectorization = True
         builder = llvm.create_pass_builder(tm, tuning)
         builder.getModulePassManager().run(module, builder)
+        text = str(module)
+        vectorized = use_libmvec(text)
+        if vectorized == text:
+            return module
+        module = llvm.parse_assembly(vectorized)
+        module.verify()
         return module
 
 

@@ -24,6 +24,7 @@ from tidu_mlir.diagnostics import (
     format_op_error,
     format_parse_error,
 )
+from tidu_mlir.lowering import LOWERING_TARGETS
 from tidu_mlir.passes.options import quote_pass_options
 from tidu_mlir.registry import all_passes, make_context
 
@@ -37,6 +38,10 @@ class TiduOptMain(xDSLOptMain):
 
     def register_all_dialects(self) -> None:
         self.ctx = make_context()
+
+    def register_all_targets(self) -> None:
+        self.available_targets.update(LOWERING_TARGETS)  # ours win over xDSL's `llvm`
+        super().register_all_targets()
 
     def register_all_passes(self) -> None:
         super().register_all_passes()

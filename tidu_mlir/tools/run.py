@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute
 from xdsl.traits import SymbolTable
-from xdsl.utils.exceptions import ParseError
+from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from tidu_mlir.diagnostics import (
     LocatingParser,
@@ -110,17 +110,27 @@ def format_array(array: np.ndarray) -> str:
     return "[" + ", ".join(format_array(row) for row in array) + "]"
 
 
-def run_entry(module: ModuleOp, entry: str, arguments: Sequence[str]) -> list[str]:
+def run_entry(
+    module: ModuleOp, entry: str, arguments: Sequence[str], backend: str = "llvm"
+) -> list[str]:
     """Evaluate the entry and return one printed line per result."""
     names, types = entry_signature(module, entry)
     if len(arguments) != len(types):
         expected = ", ".join(f"{n}: {t}" for n, t in zip(names, types, strict=True)) or "none"
         raise RunError(f"{entry} takes {len(types)} arguments ({expected}), got {len(arguments)}")
     arrays = [parse_argument(a, n, t) for a, n, t in zip(arguments, names, types, strict=True)]
-    if "::" not in entry and isinstance(
+    if backend == "llvm":
+        from tidu_mlir.lowering.runtime import run_compiled
+
+        compiled: list[np.ndarray] = run_compiled(module, entry, arrays)
+        if "::" not in entry and isinstance(SymbolTable.lookup_symbol(module, entry[1:]), FuncOp):
+            results: list[np.ndarray | None] = list(compiled)
+        else:
+            results = _with_inactive(lookup_fragment(module, entry), compiled)
+    elif "::" not in entry and isinstance(
         found := SymbolTable.lookup_symbol(module, entry.removeprefix("@")), FuncOp
     ):
-        results: list[np.ndarray | None] = list(evaluate_func(found, arrays))
+        results = list(evaluate_func(found, arrays))
     else:
         fragment = lookup_fragment(module, entry)
         results = _with_inactive(fragment, evaluate_fragment(fragment, arrays))
@@ -142,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("file", help="an .mlir file")
     parser.add_argument("--entry", required=True, help="a fragment path (@f::@jvp1) or @func")
     parser.add_argument("--arg", action="append", default=[], help="one argument (repeatable)")
-    parser.add_argument("--backend", choices=["interp"], default="interp")
+    parser.add_argument("--backend", choices=["llvm", "interp"], default="llvm")
     return parser
 
 
@@ -150,9 +160,9 @@ def run(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         module = load_module(args.file)
-        for line in run_entry(module, args.entry, args.arg):
+        for line in run_entry(module, args.entry, args.arg, args.backend):
             print(line)
-    except (RunError, FragmentNotFoundError) as error:
+    except (RunError, FragmentNotFoundError, DiagnosticException) as error:
         print(f"tidu-run: {error}", file=sys.stderr)
         return 1
     return 0

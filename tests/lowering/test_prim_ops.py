@@ -1,0 +1,179 @@
+"""Every prim op and element type compiled to native code and compared with the evaluator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tidu_mlir.dialects import prim
+
+from .oracle import build, check, tensor
+
+REAL = [np.float32, np.float64]
+COMPLEX = [np.complex64, np.complex128]
+ALL = REAL + COMPLEX
+
+BINARY = [prim.AddOp, prim.SubOp, prim.MulOp, prim.DivOp]
+UNARY = [prim.NegOp, prim.ExpOp, prim.SinOp, prim.CosOp, prim.TanhOp, prim.ConjOp]
+POSITIVE = [prim.LogOp, prim.SqrtOp]
+
+
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("op", BINARY, ids=lambda c: c.name)
+def test_binary(op: type, dtype: type) -> None:
+    t = tensor((3, 5), dtype)
+    check(build([t, t], lambda x, y: op(x, y)))
+
+
+@pytest.mark.parametrize("dtype", REAL)
+@pytest.mark.parametrize("op", [prim.MaximumOp, prim.MinimumOp], ids=lambda c: c.name)
+def test_max_min(op: type, dtype: type) -> None:
+    t = tensor((7,), dtype)
+    check(build([t, t], lambda x, y: op(x, y)))
+
+
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("op", UNARY + POSITIVE, ids=lambda c: c.name)
+def test_unary(op: type, dtype: type) -> None:
+    low = 0.1 if op in POSITIVE and dtype in REAL else -2.0
+    check(build([tensor((2, 3), dtype)], lambda x: op(x)), low=low)
+
+
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("op", [prim.AbsOp, prim.RealOp, prim.ImagOp], ids=lambda c: c.name)
+def test_to_real(op: type, dtype: type) -> None:
+    if op is not prim.AbsOp and dtype in REAL:
+        pytest.skip("real/imag take complex operands")
+    check(build([tensor((4,), dtype)], lambda x: op(x)))
+
+
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("exponent", [2.0, 3.0, -1.0, 0.5, 2.5, -1.5])
+def test_pow(exponent: float, dtype: type) -> None:
+    check(build([tensor((5,), dtype)], lambda x: prim.PowOp(x, exponent)), low=0.2, high=2.0)
+
+
+@pytest.mark.parametrize("dtype", REAL)
+def test_complex_of_parts(dtype: type) -> None:
+    t = tensor((3,), dtype)
+    check(build([t, t], lambda re, im: prim.ComplexOp(re, im)))
+
+
+@pytest.mark.parametrize("dtype", REAL)
+@pytest.mark.parametrize("direction", ["eq", "ne", "lt", "le", "gt", "ge"])
+def test_compare_select(direction: str, dtype: type) -> None:
+    t = tensor((6,), dtype)
+
+    def body(x, y):
+        pred = prim.CompareOp(direction, x, y)
+        return [pred, prim.SelectOp(pred, x, y)]
+
+    x = np.array([1, 2, 3, np.nan, 5, 6], dtype=dtype)
+    y = np.array([1, 3, 2, 4, np.nan, 6], dtype=dtype)
+    check(build([t, t], body), [x, y])
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_select_complex(dtype: type) -> None:
+    t, p = tensor((4,), dtype), tensor((4,), np.bool_)
+    check(build([p, t, t], lambda c, x, y: prim.SelectOp(c, x, y)))
+
+
+@pytest.mark.parametrize("source", ALL)
+@pytest.mark.parametrize("target", ALL)
+def test_convert(source: type, target: type) -> None:
+    element = prim.element_type_of_dtype(target)
+    check(build([tensor((4,), source)], lambda x: prim.ConvertOp(x, element)))
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_constants(dtype: type) -> None:
+    t = tensor((2, 3), dtype)
+    dense = np.arange(6, dtype=dtype).reshape(2, 3) * (1 + 1j if dtype in COMPLEX else 1)
+
+    def body(x):
+        splat = prim.ConstantOp.from_value(np.full((2, 3), 1.5, dtype=dtype))
+        table = prim.ConstantOp.from_value(dense.astype(dtype))
+        return [prim.AddOp(prim.MulOp(x, splat), table), table, splat]
+
+    check(build([t], body))
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_broadcast_in_dim(dtype: type) -> None:
+    def body(x):
+        return prim.BroadcastInDimOp(x, [0, 2], tensor((3, 2, 4), dtype))
+
+    check(build([tensor((3, 1), dtype)], body))
+
+
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("axes", [(0,), (1,), (2,), (0, 2), (1, 2), (0, 1, 2)])
+def test_reduce_sum(axes: tuple[int, ...], dtype: type) -> None:
+    check(build([tensor((3, 4, 5), dtype)], lambda x: prim.ReduceSumOp(x, axes)))
+
+
+@pytest.mark.parametrize("dtype", REAL)
+@pytest.mark.parametrize("axes", [(0,), (1,), (0, 1)])
+def test_reduce_max(axes: tuple[int, ...], dtype: type) -> None:
+    check(build([tensor((4, 6), dtype)], lambda x: prim.ReduceMaxOp(x, axes)))
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_reshape(dtype: type) -> None:
+    def body(x):
+        r = prim.ReshapeOp(x, (3, 2, 2))
+        return [r, prim.ExpOp(prim.ReshapeOp(r, (12,)))]
+
+    check(build([tensor((4, 3), dtype)], body))
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_transpose(dtype: type) -> None:
+    check(build([tensor((2, 3, 4), dtype)], lambda x: prim.TransposeOp(x, [2, 0, 1])))
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_slice_with_stride(dtype: type) -> None:
+    check(build([tensor((9, 5), dtype)], lambda x: prim.SliceOp(x, [1, 0], [8, 5], [3, 2])))
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_pad_with_interior(dtype: type) -> None:
+    check(build([tensor((3, 2), dtype)], lambda x: prim.PadOp(x, [1, 0], [2, 3], [2, 1])))
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_concatenate(dtype: type) -> None:
+    a, b, c = tensor((2, 3), dtype), tensor((2, 1), dtype), tensor((2, 4), dtype)
+    check(build([a, b, c], lambda x, y, z: prim.ConcatenateOp([x, y, z], 1)))
+
+
+DOTS = [
+    # (lhs shape, rhs shape, lhs_batch, rhs_batch, lhs_contract, rhs_contract)
+    ((3, 4), (4, 5), (), (), (1,), (0,)),
+    ((4, 3), (4, 5), (), (), (0,), (0,)),
+    ((3, 4), (5, 4), (), (), (1,), (1,)),
+    ((6,), (6,), (), (), (0,), (0,)),
+    ((3, 4), (4,), (), (), (1,), (0,)),
+    ((2, 3, 4), (2, 4, 5), (0,), (0,), (2,), (1,)),
+    ((3, 2, 4, 5), (4, 5, 2, 6), (1,), (2,), (2, 3), (0, 1)),
+    ((3,), (4,), (), (), (), ()),
+]
+
+
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("dims", DOTS, ids=str)
+def test_dot_general(dims: tuple, dtype: type) -> None:
+    ls, rs, lb, rb, lc, rc = dims
+
+    def body(x, y):
+        return prim.DotGeneralOp(x, y, lhs_batch=lb, rhs_batch=rb, lhs_contract=lc, rhs_contract=rc)
+
+    check(build([tensor(ls, dtype), tensor(rs, dtype)], body))
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_rank0(dtype: type) -> None:
+    t = tensor((), dtype)
+    check(build([t, t], lambda x, y: prim.MulOp(prim.ExpOp(x), y)))

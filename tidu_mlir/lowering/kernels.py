@@ -1,0 +1,247 @@
+"""Loop-nest kernels of the non-elementwise prim ops (one op -> one or two nests).
+
+Each kernel writes the whole result buffer `out` from its operand buffers:
+
+* reductions iterate the operand in row-major order; the trailing run of reduced
+  axes is folded in registers (`scf.for` iter_args, `reassoc` so it vectorizes),
+  and when an outer axis is reduced too the partial sums accumulate in `out`
+  (initialized first), which keeps the innermost loop contiguous;
+* `dot_general` runs batch, lhs-free, contracting, rhs-free loops
+  (`out[b,i,j] += l[b,i,k] * r[b,k,j]`, innermost loop contiguous in `r` and
+  `out`), or a register reduction over the contracting axes when there are no
+  rhs-free axes; large real matrix products call BLAS instead (`blas.py`);
+* transpose, slice, pad and concatenate are index maps over one nest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TypeAlias
+
+from xdsl.builder import Builder
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from tidu_mlir.dialects import prim
+from tidu_mlir.lowering.loops import Buffer, Index, LoopBuilder
+from tidu_mlir.lowering.scalar import REDUCTION_FLAGS, Element, ScalarBuilder
+
+Kernel: TypeAlias = Callable[[LoopBuilder, Builder, Operation, Sequence[Buffer], Buffer], None]
+
+
+def constant_element(sb: ScalarBuilder, value: complex, element: Attribute) -> Element:
+    """A scalar constant of element type `element` (a pair for complex types)."""
+    real = prim.real_element_type(element)
+    if prim.is_complex(element):
+        return sb.const(value.real, real), sb.const(value.imag, real)
+    return sb.const(value.real, real)
+
+
+def flatten(value: Element) -> list[SSAValue]:
+    return list(value) if isinstance(value, tuple) else [value]
+
+
+def unflatten(values: Sequence[SSAValue]) -> Element:
+    return (values[0], values[1]) if len(values) == 2 else values[0]
+
+
+def _add(sb: ScalarBuilder, a: Element, b: Element) -> Element:
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return sb.c_add(a, b)
+    assert isinstance(a, SSAValue) and isinstance(b, SSAValue)
+    return sb.add(a, b)
+
+
+def _mul(sb: ScalarBuilder, a: Element, b: Element) -> Element:
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return sb.c_mul(a, b)
+    assert isinstance(a, SSAValue) and isinstance(b, SSAValue)
+    return sb.mul(a, b)
+
+
+def _max(sb: ScalarBuilder, a: Element, b: Element) -> Element:
+    assert isinstance(a, SSAValue) and isinstance(b, SSAValue)
+    return sb.maximum(a, b)
+
+
+def reduce_kernel(
+    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Buffer], out: Buffer
+) -> None:
+    assert isinstance(op, prim.ReduceSumOp | prim.ReduceMaxOp)
+    (src,) = operands
+    axes = set(op.prop_values("axes"))
+    shape = src.shape
+    split = len(shape)
+    while split > 0 and split - 1 in axes:
+        split -= 1
+    outer, inner = shape[:split], shape[split:]
+    accumulate_in_out = any(axis < split for axis in axes)
+    is_max = isinstance(op, prim.ReduceMaxOp)
+    combine = _max if is_max else _add
+    element = prim.element_type_of(op.operand.type)
+    identity = float("-inf") if is_max else 0.0
+
+    if accumulate_in_out:
+        lb.fill(b, out, constant_element(ScalarBuilder(b), identity, element))
+
+    def outer_body(bb: Builder, ivs: Index) -> None:
+        sb = ScalarBuilder(bb, REDUCTION_FLAGS)
+        if inner:
+            init = flatten(constant_element(sb, identity, element))
+            total = unflatten(
+                lb.reduce(
+                    bb,
+                    inner,
+                    init,
+                    lambda b3, ivs2, acc: flatten(
+                        combine(
+                            ScalarBuilder(b3, REDUCTION_FLAGS),
+                            unflatten(acc),
+                            lb.load(b3, src, [*ivs, *ivs2]),
+                        )
+                    ),
+                )
+            )
+        else:
+            total = lb.load(bb, src, ivs)
+        kept = [iv for axis, iv in enumerate(ivs) if axis not in axes]
+        if accumulate_in_out:
+            total = combine(sb, lb.load(bb, out, kept), total)
+        lb.store(bb, out, kept, total)
+
+    lb.nest(b, outer, outer_body)
+
+
+def _place(rank: int, groups: Sequence[tuple[Sequence[int], Sequence[SSAValue]]]) -> Index:
+    """An index of `rank` entries with `values` placed at `axes` for each group."""
+    index: list[SSAValue | None] = [None] * rank
+    for axes, values in groups:
+        for axis, value in zip(axes, values, strict=True):
+            index[axis] = value
+    assert all(v is not None for v in index)
+    return [v for v in index if v is not None]
+
+
+def dot_general_kernel(
+    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Buffer], out: Buffer
+) -> None:
+    assert isinstance(op, prim.DotGeneralOp)
+    lhs, rhs = operands
+    lb_axes, rb_axes, lc_axes, rc_axes = op.dims()
+    lf_axes = [a for a in range(len(lhs.shape)) if a not in (*lb_axes, *lc_axes)]
+    rf_axes = [a for a in range(len(rhs.shape)) if a not in (*rb_axes, *rc_axes)]
+    nb, nlf, nc = len(lb_axes), len(lf_axes), len(lc_axes)
+    batch = [lhs.shape[a] for a in lb_axes]
+    lfree = [lhs.shape[a] for a in lf_axes]
+    contract = [lhs.shape[a] for a in lc_axes]
+    rfree = [rhs.shape[a] for a in rf_axes]
+    element = prim.element_type_of(op.result.type)
+
+    def product(bb: Builder, bv: Index, lv: Index, cv: Index, rv: Index) -> Element:
+        left = lb.load(
+            bb, lhs, _place(len(lhs.shape), [(lb_axes, bv), (lf_axes, lv), (lc_axes, cv)])
+        )
+        right = lb.load(
+            bb, rhs, _place(len(rhs.shape), [(rb_axes, bv), (rf_axes, rv), (rc_axes, cv)])
+        )
+        return _mul(ScalarBuilder(bb, REDUCTION_FLAGS), left, right)
+
+    if rfree:
+        lb.fill(b, out, constant_element(ScalarBuilder(b), 0.0, element))
+
+        def accumulate(bb: Builder, ivs: Index) -> None:
+            bv, lv = ivs[:nb], ivs[nb : nb + nlf]
+            cv, rv = ivs[nb + nlf : nb + nlf + nc], ivs[nb + nlf + nc :]
+            target = [*bv, *lv, *rv]
+            sb = ScalarBuilder(bb, REDUCTION_FLAGS)
+            total = _add(sb, lb.load(bb, out, target), product(bb, bv, lv, cv, rv))
+            lb.store(bb, out, target, total)
+
+        lb.nest(b, [*batch, *lfree, *contract, *rfree], accumulate)
+        return
+
+    def row(bb: Builder, ivs: Index) -> None:
+        bv, lv = ivs[:nb], ivs[nb:]
+        init = flatten(constant_element(ScalarBuilder(bb), 0.0, element))
+        total = lb.reduce(
+            bb,
+            contract,
+            init,
+            lambda b3, cv, acc: flatten(
+                _add(
+                    ScalarBuilder(b3, REDUCTION_FLAGS), unflatten(acc), product(b3, bv, lv, cv, [])
+                )
+            ),
+        )
+        lb.store(bb, out, ivs, unflatten(total))
+
+    lb.nest(b, [*batch, *lfree], row)
+
+
+def transpose_kernel(
+    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Buffer], out: Buffer
+) -> None:
+    assert isinstance(op, prim.TransposeOp)
+    perm = op.prop_values("permutation")
+
+    def body(bb: Builder, ivs: Index) -> None:
+        source = _place(len(perm), [(perm, ivs)])
+        lb.store(bb, out, ivs, lb.load(bb, operands[0], source))
+
+    lb.nest(b, out.shape, body)
+
+
+def slice_kernel(
+    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Buffer], out: Buffer
+) -> None:
+    assert isinstance(op, prim.SliceOp)
+    start, _, stride = op.bounds()
+
+    def body(bb: Builder, ivs: Index) -> None:
+        source = [lb.affine(bb, iv, s, o) for iv, s, o in zip(ivs, stride, start, strict=True)]
+        lb.store(bb, out, ivs, lb.load(bb, operands[0], source))
+
+    lb.nest(b, out.shape, body)
+
+
+def pad_kernel(
+    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Buffer], out: Buffer
+) -> None:
+    assert isinstance(op, prim.PadOp)
+    low, _, interior = op.paddings()
+    element = prim.element_type_of(op.result.type)
+    lb.fill(b, out, constant_element(ScalarBuilder(b), 0.0, element))
+
+    def body(bb: Builder, ivs: Index) -> None:
+        target = [lb.affine(bb, iv, n + 1, o) for iv, n, o in zip(ivs, interior, low, strict=True)]
+        lb.store(bb, out, target, lb.load(bb, operands[0], ivs))
+
+    lb.nest(b, operands[0].shape, body)
+
+
+def concatenate_kernel(
+    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Buffer], out: Buffer
+) -> None:
+    assert isinstance(op, prim.ConcatenateOp)
+    dim = op.dimension_value
+    offset = 0
+    for source in operands:
+
+        def body(bb: Builder, ivs: Index, source: Buffer = source, offset: int = offset) -> None:
+            target = list(ivs)
+            target[dim] = lb.affine(bb, ivs[dim], 1, offset)
+            lb.store(bb, out, target, lb.load(bb, source, ivs))
+
+        lb.nest(b, source.shape, body)
+        offset += source.shape[dim]
+
+
+KERNELS: dict[type[Operation], Kernel] = {
+    prim.ReduceSumOp: reduce_kernel,
+    prim.ReduceMaxOp: reduce_kernel,
+    prim.DotGeneralOp: dot_general_kernel,
+    prim.TransposeOp: transpose_kernel,
+    prim.SliceOp: slice_kernel,
+    prim.PadOp: pad_kernel,
+    prim.ConcatenateOp: concatenate_kernel,
+}
+"""The loop-nest kernel of each non-elementwise prim op (reshape is a view)."""

@@ -1,0 +1,37 @@
+"""`lower-to-llvm`: the whole lowering, prim on tensors to the `llvm` dialect, as one pass.
+
+Steps: `prim-bufferize` (buffer calling convention), `convert-prim-to-loops`
+(fused loop nests), then the bottom half (`pipeline.llvm_lowering_passes`:
+scf/memref/math/arith/cf/func to llvm, reconcile casts). `tidu-opt -p
+lower-to-llvm -t llvm FILE` prints the resulting LLVM IR.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from tidu_mlir.lowering.bufferize import PrimBufferizePass
+from tidu_mlir.lowering.pipeline import lower_to_llvm_dialect
+from tidu_mlir.lowering.prim_to_loops import ConvertPrimToLoopsPass
+
+
+def lower_prim_to_loops(module: ModuleOp, ctx: Context | None = None) -> None:
+    """Bufferize and lower the prim ops of `module` to loop nests, in place."""
+    ctx = ctx if ctx is not None else Context(allow_unregistered=True)
+    PrimBufferizePass().apply(ctx, module)
+    ConvertPrimToLoopsPass().apply(ctx, module)
+
+
+@dataclass(frozen=True)
+class LowerToLLVMPass(ModulePass):
+    """Run every lowering step from prim on tensors to the `llvm` dialect."""
+
+    name = "lower-to-llvm"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        lower_prim_to_loops(op, ctx)
+        lower_to_llvm_dialect(op, ctx)

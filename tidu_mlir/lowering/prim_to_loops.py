@@ -1,0 +1,282 @@
+"""`convert-prim-to-loops`: prim ops on tensors to loop nests over buffers.
+
+Input: functions in the form `prim-bufferize` gives (inputs read with
+`bufferization.to_tensor`, results written with
+`bufferization.materialize_in_destination`). Output: `scf.for` nests of
+`memref`/`arith`/`math` ops; no tensors are left.
+
+* Elementwise ops (and `broadcast_in_dim` feeding them, as an index map) are
+  grouped by `fusion.plan`; each cluster is ONE loop nest that loads each
+  external input once per element, computes every member once per element, and
+  stores only the values used outside the cluster.
+* Other ops run their kernel (`kernels.KERNELS`); `reshape` is a view
+  (`memref.reinterpret_cast`) of its operand's buffer.
+* A value returned by the function is computed directly into its output buffer
+  (destination passing); further outputs of the same value are copies.
+* Splat constants are inlined as scalars, other constants become `memref.global`.
+* Temporaries are `memref.alloc` and freed before the return.
+
+An op with no lowering raises a diagnostic naming it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, cast
+
+import numpy as np
+from xdsl.builder import Builder
+from xdsl.context import Context
+from xdsl.dialects import bufferization, func, memref
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    UnrealizedConversionCastOp,
+)
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import DiagnosticException
+
+from tidu_mlir.dialects import prim
+from tidu_mlir.lowering.blas import emit_gemm, plan_gemm
+from tidu_mlir.lowering.element_rules import ELEMENTWISE_OPS, apply_elementwise
+from tidu_mlir.lowering.fusion import Cluster, plan
+from tidu_mlir.lowering.kernels import KERNELS, constant_element
+from tidu_mlir.lowering.loops import Buffer, Index, LoopBuilder, buffer_memref_type
+from tidu_mlir.lowering.scalar import Element, ScalarBuilder
+
+ALIGNMENT = 64
+
+
+def is_fusable(op: Operation) -> bool:
+    """Ops computed inside a fused elementwise loop nest."""
+    return isinstance(op, (*ELEMENTWISE_OPS, prim.BroadcastInDimOp))
+
+
+def _is_lowerable(op: Operation) -> bool:
+    return is_fusable(op) or type(op) in KERNELS or isinstance(op, prim.ReshapeOp)
+
+
+class FunctionLowering:
+    """Lowers the body of one bufferized function (see the module docstring)."""
+
+    def __init__(self, function: func.FuncOp, module: ModuleOp):
+        self.function = function
+        self.module = module
+        self.block = function.body.block
+        ret = self.block.last_op
+        assert isinstance(ret, func.ReturnOp)
+        self.builder = Builder(InsertPoint.before(ret))
+        self.loops = LoopBuilder(self.block)
+        self.buffers: dict[SSAValue, Buffer] = {}
+        self.splats: dict[SSAValue, complex] = {}
+        self.constants: dict[SSAValue, prim.ConstantOp] = {}
+        self.destinations: dict[SSAValue, list[Buffer]] = {}
+        self.temporaries: list[SSAValue] = []
+
+    # ----- driver -----------------------------------------------------------
+
+    def run(self) -> None:
+        ops = list(self.block.ops)[:-1]
+        computed: list[Operation] = []
+        for op in ops:
+            if isinstance(op, bufferization.ToTensorOp):
+                self.buffers[op.tensor] = self._view(op.memref)
+            elif isinstance(op, bufferization.MaterializeInDestinationOp):
+                self.destinations.setdefault(op.source, []).append(self._view(op.dest))
+            elif isinstance(op, prim.ConstantOp):
+                self._record_constant(op)
+            elif _is_lowerable(op):
+                computed.append(op)
+            else:
+                raise DiagnosticException(
+                    f"convert-prim-to-loops: cannot lower '{op.name}' "
+                    f"(in @{self.function.sym_name.data})"
+                )
+        for node in plan(computed, is_fusable):
+            if isinstance(node, Cluster):
+                self._emit_cluster(node)
+            else:
+                self._emit_op(node)
+        self._copy_remaining_outputs()
+        for ref in self.temporaries:
+            self.builder.insert(memref.DeallocOp.get(ref))
+        for op in reversed(ops):
+            Rewriter.erase_op(op, safe_erase=False)
+
+    # ----- buffers ------------------------------------------------------------
+
+    def _view(self, ref: SSAValue) -> Buffer:
+        """A function buffer argument as a `Buffer` (complex memrefs cast to a real view)."""
+        typ = ref.type
+        assert isinstance(typ, MemRefType)
+        view_type, is_complex = buffer_memref_type(typ.element_type, typ.get_shape())
+        if not is_complex:
+            return Buffer(ref, False)
+        cast = UnrealizedConversionCastOp.get([ref], [view_type])
+        Rewriter.insert_op(cast, InsertPoint.at_start(self.block))
+        return Buffer(cast.results[0], True)
+
+    def _alloc(self, tensor_type: TensorType) -> Buffer:
+        view_type, is_complex = buffer_memref_type(
+            tensor_type.get_element_type(), tensor_type.get_shape()
+        )
+        alloc = self.builder.insert(
+            memref.AllocOp.get(view_type.element_type, ALIGNMENT, view_type.get_shape())
+        )
+        self.temporaries.append(alloc.memref)
+        return Buffer(alloc.memref, is_complex)
+
+    def _result_buffer(self, value: SSAValue) -> Buffer:
+        """Where `value` is computed: its first output buffer, else a new temporary."""
+        dests = self.destinations.get(value)
+        buffer = dests.pop(0) if dests else self._alloc(prim.tensor_type_of(value))
+        self.buffers[value] = buffer
+        return buffer
+
+    def buffer_of(self, value: SSAValue) -> Buffer:
+        """The buffer holding `value` (materializing a constant on first use)."""
+        if value not in self.buffers:
+            if value in self.splats:
+                buffer = self._alloc(prim.tensor_type_of(value))
+                element = prim.element_type_of(value.type)
+                scalar = constant_element(ScalarBuilder(self.builder), self.splats[value], element)
+                self.loops.fill(self.builder, buffer, scalar)
+                self.buffers[value] = buffer
+            elif value in self.constants:
+                self.buffers[value] = self._global(self.constants[value])
+            else:
+                raise DiagnosticException(f"no buffer for a value of type {value.type}")
+        return self.buffers[value]
+
+    def _record_constant(self, op: prim.ConstantOp) -> None:
+        array = op.to_array()
+        if array.size and bool(np.all(array == array.flat[0])):
+            self.splats[op.result] = complex(array.flat[0])
+        else:
+            self.constants[op.result] = op
+
+    def _global(self, op: prim.ConstantOp) -> Buffer:
+        """A `memref.global` holding the constant (complex as interleaved reals)."""
+        array = np.ascontiguousarray(op.to_array())
+        view_type, is_complex = buffer_memref_type(
+            prim.element_type_of(op.result.type), array.shape
+        )
+        real = array.view(np.real(array).dtype) if is_complex else array
+        name = f"__tidu_const_{len(list(self.module.ops))}"
+        value = DenseIntOrFPElementsAttr.from_list(
+            cast(Any, TensorType(view_type.element_type, view_type.get_shape())),
+            [float(x) for x in real.reshape(-1)],
+        )
+        self.module.body.block.add_op(
+            memref.GlobalOp.get(StringAttr(name), view_type, value, constant=UnitAttr())
+        )
+        get = self.builder.insert(memref.GetGlobalOp(name, view_type))
+        return Buffer(get.memref, is_complex)
+
+    def _copy_remaining_outputs(self) -> None:
+        for value, dests in self.destinations.items():
+            for dest in dests:
+                source = self.buffer_of(value)
+                self.builder.insert(memref.CopyOp(source.ref, dest.ref))
+
+    # ----- emission -----------------------------------------------------------
+
+    def _emit_op(self, op: Operation) -> None:
+        if isinstance(op, prim.ReshapeOp):
+            self.buffers[op.result] = self._reshape_view(op)
+            return
+        operands = [self.buffer_of(v) for v in op.operands]
+        out = self._result_buffer(op.results[0])
+        if isinstance(op, prim.DotGeneralOp) and (gemm := plan_gemm(op)) is not None:
+            emit_gemm(self.module, self.builder, op, gemm, operands, out)
+            return
+        KERNELS[type(op)](self.loops, self.builder, op, operands, out)
+
+    def _reshape_view(self, op: prim.ReshapeOp) -> Buffer:
+        source = self.buffer_of(op.operand)
+        typ = prim.tensor_type_of(op.result)
+        view_type, is_complex = buffer_memref_type(typ.get_element_type(), typ.get_shape())
+        shape = view_type.get_shape()
+        strides = [int(np.prod(shape[i + 1 :])) for i in range(len(shape))]
+        cast = memref.ReinterpretCastOp(source.ref, [], [], [], [0], shape, strides, view_type)
+        return Buffer(self.builder.insert(cast).results[0], is_complex)
+
+    def _emit_cluster(self, cluster: Cluster) -> None:
+        outputs = {value: self._result_buffer(value) for value in cluster.escaping_values()}
+        inputs = self._cluster_inputs(cluster)
+        emitter = _ClusterBody(self.loops, cluster, inputs, self.splats, outputs)
+        self.loops.nest(self.builder, cluster.shape, emitter.emit)
+
+    def _cluster_inputs(self, cluster: Cluster) -> dict[SSAValue, Buffer]:
+        """Buffers of the values a cluster reads from memory (created before its loop)."""
+        inputs: dict[SSAValue, Buffer] = {}
+        for op in cluster.ops:
+            for operand in op.operands:
+                produced_inside = operand.owner in cluster.members
+                if operand in self.splats or (
+                    produced_inside and not isinstance(op, prim.BroadcastInDimOp)
+                ):
+                    continue
+                inputs[operand] = self.buffer_of(operand)
+        return inputs
+
+
+@dataclass
+class _ClusterBody:
+    """The body of a fused loop nest: every member computed once per element."""
+
+    loops: LoopBuilder
+    cluster: Cluster
+    inputs: dict[SSAValue, Buffer]
+    splats: dict[SSAValue, complex]
+    outputs: dict[SSAValue, Buffer]
+
+    def emit(self, b: Builder, ivs: Index) -> None:
+        sb = ScalarBuilder(b)
+        values: dict[SSAValue, Element] = {}
+
+        def element(value: SSAValue, idx: Index, cache: bool) -> Element:
+            if cache and value in values:
+                return values[value]
+            if value in self.splats:
+                result = constant_element(sb, self.splats[value], prim.element_type_of(value.type))
+            else:
+                result = self.loops.load(b, self.inputs[value], idx)
+            if cache:
+                values[value] = result
+            return result
+
+        for op in self.cluster.ops:
+            if isinstance(op, prim.BroadcastInDimOp):
+                values[op.result] = element(op.operand, self._broadcast_index(op, ivs), False)
+            else:
+                args = [element(v, ivs, True) for v in op.operands]
+                values[op.results[0]] = apply_elementwise(sb, op, args)
+        for value, buffer in self.outputs.items():
+            self.loops.store(b, buffer, ivs, values[value])
+
+    def _broadcast_index(self, op: prim.BroadcastInDimOp, ivs: Index) -> Index:
+        operand_shape = prim.shape_of(op.operand)
+        result_shape = prim.shape_of(op.result)
+        return [
+            ivs[dim] if size == result_shape[dim] else self.loops.index(0)
+            for size, dim in zip(operand_shape, op.prop_values("dims"), strict=True)
+        ]
+
+
+@dataclass(frozen=True)
+class ConvertPrimToLoopsPass(ModulePass):
+    """Lower the prim ops of every bufferized function to loop nests over buffers."""
+
+    name = "convert-prim-to-loops"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in [f for f in op.ops if isinstance(f, func.FuncOp)]:
+            if not function.is_declaration:
+                FunctionLowering(function, op).run()
