@@ -1,0 +1,276 @@
+"""numpy-named functions on `Tensor`s, mirroring `tidu_mlir.numpy`.
+
+Each function calls the `tidu_mlir.numpy` function of the same name twice over:
+on the concrete arrays (where it is numpy) for the result, and, when the
+result must be recorded, on abstract arrays (`trace_function`) for the graph
+recorded on the tape. Traced graphs are cached per (operation, operand shapes
+and dtypes, static arguments), so a loop records the same graph objects again
+and the backward of each is linearized, transposed and compiled once.
+
+Python scalars are static (baked into the graph, part of the cache key: numpy
+treats them as weakly typed); arrays and tensors are graph inputs.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import tidu_mlir.numpy as tnp
+from tidu_mlir.dialects import cg
+from tidu_mlir.eager.tensor import RUNTIME, Tensor, is_grad_enabled
+from tidu_mlir.tracing import ArraySpec, trace_function
+from tidu_mlir.types import numpy_dtype
+
+__all__ = [
+    "abs", "add", "astype", "broadcast_to", "concatenate", "conj", "cos", "divide", "dot",
+    "einsum", "equal", "exp", "getitem", "greater", "greater_equal", "imag", "less",
+    "less_equal", "log", "matmul", "max", "maximum", "mean", "minimum", "multiply", "negative",
+    "not_equal", "power", "real", "reshape", "sin", "sqrt", "subtract", "sum", "tanh",
+    "transpose", "where",
+]  # fmt: skip
+
+SCALARS = (bool, int, float, complex)
+
+
+@dataclass(frozen=True)
+class TracedOp:
+    """The cached graph of one operation on given operand specs."""
+
+    graph: cg.GraphOp
+    output_dtypes: tuple[np.dtype, ...]
+
+
+GRAPHS: dict[Hashable, TracedOp] = {}
+"""Traced graphs by (operation name, operand specs / static operands, static arguments)."""
+
+
+def apply(name: str, fn: Callable[..., Any], operands: Sequence[Any], static: Hashable = ()) -> Any:
+    """`fn(*operands)` on concrete data, recorded on the tape when needed.
+
+    `fn` is a function of tnp values (numpy on arrays, records on tracers);
+    `static` holds what `fn` closes over (axes, shapes, ...) for the cache key.
+    Returns a `Tensor`, or a tuple of them when `fn` returns a tuple.
+    """
+    tensors = [_as_tensor(operand) for operand in operands]
+    result = fn(*[o if t is None else t.data for o, t in zip(operands, tensors, strict=True)])
+    arrays = [np.asarray(r) for r in (result if isinstance(result, tuple) else (result,))]
+    if is_grad_enabled() and builtins.any([t is not None and t.requires_grad for t in tensors]):
+        outputs = _record(name, fn, operands, tensors, static, arrays)
+    else:
+        outputs = [Tensor(array) for array in arrays]
+    return tuple(outputs) if isinstance(result, tuple) else outputs[0]
+
+
+def _as_tensor(operand: Any) -> Tensor | None:
+    """Tensors and arrays are graph inputs (integer arrays as float64);
+    Python scalars are static (None)."""
+    if isinstance(operand, Tensor):
+        return operand
+    if isinstance(operand, SCALARS):
+        return None
+    array = np.asarray(operand)
+    if array.dtype.kind in "iu":
+        array = array.astype(np.float64)
+    return Tensor(array)
+
+
+def _record(
+    name: str,
+    fn: Callable[..., Any],
+    operands: Sequence[Any],
+    tensors: Sequence[Tensor | None],
+    static: Hashable,
+    arrays: Sequence[np.ndarray],
+) -> list[Tensor]:
+    """Record one invocation; the results become tensors on the tape."""
+    traced = traced_op(name, fn, operands, tensors, static)
+    inputs = [t.as_input() for t in tensors if t is not None]
+    outputs = RUNTIME.recorder.record_graph(traced.graph, inputs)
+    return [
+        Tensor.from_output(array.astype(dtype, copy=False), output)
+        for array, dtype, output in zip(arrays, traced.output_dtypes, outputs, strict=True)
+    ]
+
+
+def traced_op(
+    name: str,
+    fn: Callable[..., Any],
+    operands: Sequence[Any],
+    tensors: Sequence[Tensor | None],
+    static: Hashable,
+) -> TracedOp:
+    """The cached graph of `fn` on these operand specs (traced on first use)."""
+    signature = tuple(
+        [
+            _freeze(o) if t is None else (t.data.shape, t.data.dtype)
+            for o, t in zip(operands, tensors, strict=True)
+        ]
+    )
+    key = (name, signature, static)
+    traced = GRAPHS.get(key)
+    if traced is None:
+        traced = GRAPHS[key] = _trace(name, fn, operands, tensors)
+    return traced
+
+
+def _trace(
+    name: str, fn: Callable[..., Any], operands: Sequence[Any], tensors: Sequence[Tensor | None]
+) -> TracedOp:
+    def body(*tracers: Any) -> Any:
+        supply = iter(tracers)
+        return fn(
+            *(o if t is None else next(supply) for o, t in zip(operands, tensors, strict=True))
+        )
+
+    specs = [ArraySpec(t.data.shape, t.data.dtype) for t in tensors if t is not None]
+    traced = trace_function(body, specs, name=name)
+    dtypes = tuple(
+        numpy_dtype(value.type.get_element_type())  # pyright: ignore[reportAttributeAccessIssue]
+        for value in traced.graph.body.block.last_op.operands  # pyright: ignore[reportOptionalMemberAccess]
+    )
+    return TracedOp(traced.graph, dtypes)
+
+
+def _freeze(value: Any) -> Hashable:
+    """A hashable cache key for a static argument; types are kept apart
+    (2, 2.0, 2+0j and True promote differently)."""
+    if isinstance(value, slice):
+        return ("slice", value.start, value.stop, value.step)
+    if isinstance(value, list | tuple):
+        return (type(value).__name__, *(_freeze(item) for item in value))
+    return (type(value).__name__, value)
+
+
+# --------------------------------------------------------------------------
+# Elementwise
+# --------------------------------------------------------------------------
+
+
+def _unary(name: str, fn: Callable[[Any], Any]) -> Callable[[Any], Tensor]:
+    def op(x: Any) -> Tensor:
+        return apply(name, fn, (x,))
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"`tnp.{name}` on a tensor, recorded for backward."
+    return op
+
+
+def _binary(name: str, fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Tensor]:
+    def op(x: Any, y: Any) -> Tensor:
+        return apply(name, fn, (x, y))
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"`tnp.{name}` on tensors, recorded for backward."
+    return op
+
+
+def _comparison(name: str, fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Tensor]:
+    def op(x: Any, y: Any) -> Tensor:
+        return Tensor(np.asarray(fn(_data(x), _data(y))))
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"`np.{name}` on tensors: a boolean tensor, never recorded."
+    return op
+
+
+def _data(value: Any) -> Any:
+    return value.data if isinstance(value, Tensor) else value
+
+
+negative = _unary("negative", tnp.negative)
+sin = _unary("sin", tnp.sin)
+cos = _unary("cos", tnp.cos)
+exp = _unary("exp", tnp.exp)
+log = _unary("log", tnp.log)
+tanh = _unary("tanh", tnp.tanh)
+sqrt = _unary("sqrt", tnp.sqrt)
+abs = _unary("abs", tnp.abs)  # noqa: A001 - numpy's name
+conj = _unary("conj", tnp.conj)
+real = _unary("real", tnp.real)
+imag = _unary("imag", tnp.imag)
+
+add = _binary("add", tnp.add)
+subtract = _binary("subtract", tnp.subtract)
+multiply = _binary("multiply", tnp.multiply)
+divide = _binary("divide", tnp.divide)
+power = _binary("power", tnp.power)
+maximum = _binary("maximum", tnp.maximum)
+minimum = _binary("minimum", tnp.minimum)
+matmul = _binary("matmul", tnp.matmul)
+dot = _binary("dot", tnp.dot)
+
+less = _comparison("less", np.less)
+less_equal = _comparison("less_equal", np.less_equal)
+greater = _comparison("greater", np.greater)
+greater_equal = _comparison("greater_equal", np.greater_equal)
+equal = _comparison("equal", np.equal)
+not_equal = _comparison("not_equal", np.not_equal)
+
+
+def where(condition: Any, x: Any, y: Any) -> Tensor:
+    """`x` where `condition` (a boolean tensor or array) holds, else `y`."""
+    return apply("where", tnp.where, (condition, x, y))
+
+
+def astype(x: Any, dtype: Any) -> Tensor:
+    """`x.astype(dtype)` (complex to real keeps the real part)."""
+    target = np.dtype(dtype)
+    return apply("astype", lambda a: tnp.astype(a, target), (x,), target)
+
+
+# --------------------------------------------------------------------------
+# Reductions and shapes
+# --------------------------------------------------------------------------
+
+
+def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+    return apply(
+        "sum", lambda a: tnp.sum(a, axis=axis, keepdims=keepdims), (x,), (_freeze(axis), keepdims)
+    )
+
+
+def mean(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
+    return apply(
+        "mean", lambda a: tnp.mean(a, axis=axis, keepdims=keepdims), (x,), (_freeze(axis), keepdims)
+    )
+
+
+def max(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+    return apply(
+        "max", lambda a: tnp.max(a, axis=axis, keepdims=keepdims), (x,), (_freeze(axis), keepdims)
+    )
+
+
+def reshape(x: Any, shape: Any) -> Tensor:
+    return apply("reshape", lambda a: tnp.reshape(a, shape), (x,), _freeze(shape))
+
+
+def transpose(x: Any, axes: Any = None) -> Tensor:
+    return apply("transpose", lambda a: tnp.transpose(a, axes), (x,), _freeze(axes))
+
+
+def broadcast_to(x: Any, shape: Any) -> Tensor:
+    return apply("broadcast_to", lambda a: tnp.broadcast_to(a, shape), (x,), _freeze(shape))
+
+
+def concatenate(arrays: Sequence[Any], axis: int = 0) -> Tensor:
+    return apply(
+        "concatenate", lambda *xs: tnp.concatenate(list(xs), axis=axis), tuple(arrays), axis
+    )
+
+
+def einsum(subscripts: str, *operands: Any) -> Tensor:
+    return apply("einsum", lambda *xs: tnp.einsum(subscripts, *xs), operands, subscripts)
+
+
+def getitem(x: Any, index: Any) -> Tensor:
+    """Static indexing: integers, slices, None and Ellipsis."""
+    items = index if isinstance(index, tuple) else (index,)
+    if builtins.any(isinstance(item, Tensor | np.ndarray | list) for item in items):
+        raise TypeError("indexing a tensor with arrays is not supported; use static slices")
+    return apply("getitem", lambda a: a[index], (x,), _freeze(index))

@@ -1,0 +1,184 @@
+"""Recording eager invocations on a tape (seeds/003, "Recording").
+
+A frontend runs each operation concretely, then records the primitive graph of
+that invocation with `Recorder.record_graph`. Each recorded invocation is one
+`RecordedGraph` (a tape node): a one-op graph for a primitive, a larger graph
+for a composite operation. Values are known by *user-visible keys*
+(`ValueKey`): cotangents are accumulated per key, so one value used twice (x·x)
+gets the sum of both contributions. Keys come from a `KeySource`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+from xdsl.dialects.builtin import StringAttr
+from xdsl.ir import SSAValue
+
+from tidu_mlir.dialects import cg
+from tidu_mlir.graph import fragment_inputs, fragment_outputs
+
+ValueKey: TypeAlias = Hashable
+"""A user-visible value key (a `cg.KeyAttr` from a `KeySource` in this package)."""
+
+Operand: TypeAlias = Any
+"""A concrete value the downstream runtime owns (a numpy array in `Tensor`)."""
+
+
+class KeySource:
+    """Hands out fresh, collision-free input keys: `#cg.key<"{prefix}{n}">`.
+
+    Every source gets its own prefix, so keys of two sources never collide.
+    """
+
+    _sources = itertools.count()
+
+    def __init__(self, prefix: str | None = None):
+        self.prefix = prefix if prefix is not None else f"eager{next(KeySource._sources)}_"
+        self._counter = itertools.count()
+
+    def fresh_input_key(self) -> cg.KeyAttr:
+        """A key never returned before by this source."""
+        return _key_attr(f"{self.prefix}{next(self._counter)}")
+
+
+def _key_attr(name: str) -> cg.KeyAttr:
+    """`cg.KeyAttr(name)`, skipping xDSL's verification of attributes built
+    right here from a str (valid by construction).
+
+    Verification costs several µs per attribute, and a key is made for every
+    recorded value: this is on the per-op path of the eager frontend.
+    """
+    text = StringAttr.__new__(StringAttr)
+    object.__setattr__(text, "data", name)
+    key = cg.KeyAttr.__new__(cg.KeyAttr)
+    object.__setattr__(key, "key_name", text)
+    return key
+
+
+@dataclass(frozen=True)
+class GraphInterface:
+    """What recording needs of a graph, read from the IR once per graph."""
+
+    input_values: tuple[SSAValue, ...]
+    output_count: int
+
+
+_interfaces: weakref.WeakKeyDictionary[cg.GraphOp, GraphInterface] = weakref.WeakKeyDictionary()
+
+
+def graph_interface(graph: cg.GraphOp) -> GraphInterface:
+    """The inputs (program order) and output count of `graph`, cached: walking
+    xDSL blocks costs µs per op, and a recorded graph is recorded many times.
+    (AD passes add derived fragments inside a graph, never inputs or outputs.)"""
+    interface = _interfaces.get(graph)
+    if interface is None:
+        interface = _interfaces[graph] = GraphInterface(
+            tuple(op.result for op in fragment_inputs(graph)), len(fragment_outputs(graph))
+        )
+    return interface
+
+
+@dataclass(frozen=True, eq=False)
+class EagerInput:
+    """One input of a recorded invocation.
+
+    `key`: the user-visible key cotangents are accumulated under. `trace`: the
+    tape node that produced the value (None for a leaf). `requires_grad`:
+    whether cotangents flow through it. `data`: its concrete primal value,
+    kept for the backward pass.
+    """
+
+    key: ValueKey
+    trace: RecordedGraph | None
+    requires_grad: bool
+    data: Operand
+
+
+@dataclass(frozen=True, eq=False)
+class EagerOutput:
+    """One output of a recorded invocation: its key, the tape node producing it
+    (None when nothing required grad), and its position in that node's outputs."""
+
+    key: ValueKey
+    trace: RecordedGraph | None
+    requires_grad: bool
+    output_slot: int
+
+
+@dataclass(eq=False)
+class RecordedGraph:
+    """A tape node: a primal fragment, the inputs it was invoked with (one per
+    `cg.input` of the fragment, in program order), the keys of its outputs
+    (one per `cg.output` operand) and the primal values retained for replay."""
+
+    graph: cg.GraphOp
+    inputs: tuple[EagerInput, ...]
+    output_keys: tuple[ValueKey, ...]
+    retained_values: Mapping[SSAValue, Operand] = field(default_factory=dict)
+    interface: GraphInterface | None = field(default=None, repr=False)
+    requires_grad_mask: tuple[bool, ...] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.interface is None:
+            self.interface = graph_interface(self.graph)
+        self.requires_grad_mask = tuple([value.requires_grad for value in self.inputs])
+
+    @property
+    def input_keys(self) -> tuple[ValueKey, ...]:
+        return tuple(value.key for value in self.inputs)
+
+    def parents(self) -> list[RecordedGraph]:
+        """The tape nodes producing inputs that cotangents flow into."""
+        return [i.trace for i in self.inputs if i.requires_grad and i.trace is not None]
+
+    def initial_data(self) -> dict[SSAValue, Operand]:
+        """The known primal values, by graph value: inputs and retained values."""
+        assert self.interface is not None
+        values = self.interface.input_values
+        data = {value: given.data for value, given in zip(values, self.inputs, strict=True)}
+        data.update(self.retained_values)
+        return data
+
+
+class Recorder:
+    """Records eager invocations as tape nodes; output keys come from `keys`."""
+
+    def __init__(self, keys: KeySource):
+        self.keys = keys
+
+    def record_graph(
+        self,
+        graph: cg.GraphOp,
+        inputs: Sequence[EagerInput],
+        outputs: Sequence[ValueKey] | None = None,
+        retained_values: Mapping[SSAValue, Operand] | None = None,
+    ) -> list[EagerOutput]:
+        """Record one invocation of `graph`; one `EagerOutput` per graph output.
+
+        `inputs`: one per `cg.input` of `graph`, in program order. `outputs`:
+        the keys to give the outputs (default: fresh keys). `retained_values`:
+        concrete primal values of graph values to keep for the backward pass.
+        Nothing is recorded (the outputs have no trace) when no input requires
+        grad.
+        """
+        interface = graph_interface(graph)
+        output_count = interface.output_count
+        if outputs is None:
+            fresh = self.keys.fresh_input_key
+            keys = tuple([fresh() for _ in range(output_count)])
+        else:
+            keys = tuple(outputs)
+        if len(keys) != output_count:
+            raise ValueError(f"{len(keys)} output keys for a graph with {output_count} outputs")
+        if not any([value.requires_grad for value in inputs]):
+            return [EagerOutput(key, None, False, slot) for slot, key in enumerate(keys)]
+        expected = len(interface.input_values)
+        if len(inputs) != expected:
+            raise ValueError(f"{len(inputs)} eager inputs for a graph with {expected} inputs")
+        node = RecordedGraph(graph, tuple(inputs), keys, dict(retained_values or {}), interface)
+        return [EagerOutput(key, node, True, slot) for slot, key in enumerate(keys)]

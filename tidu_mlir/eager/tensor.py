@@ -1,0 +1,325 @@
+"""`Tensor`: a numpy-backed eager array with PyTorch-style reverse mode.
+
+Operations run numpy at once; when grad mode is on and an operand requires
+grad, the operation's traced graph is recorded on the tape (see
+`tidu_mlir.eager.functions`). `backward()` runs `try_backward` from the
+tensor and accumulates the cotangents into the `.grad` of the leaves.
+Complex gradients follow SPEC §1.6: grad of sum(|z|²) is 2z.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tidu_mlir.eager.backward import BackwardContext, try_backward
+from tidu_mlir.eager.executor import CompiledExecutor
+from tidu_mlir.eager.recording import (
+    EagerInput,
+    EagerOutput,
+    KeySource,
+    RecordedGraph,
+    Recorder,
+    ValueKey,
+)
+from tidu_mlir.execution import Backend
+
+DIFFERENTIABLE_KINDS = "fc"
+
+
+@dataclass
+class EagerRuntime:
+    """The process-wide state of the frontend: keys, tape recorder, backward
+    executor and its caches, and the leaves that receive gradients."""
+
+    keys: KeySource = field(default_factory=KeySource)
+    executor: CompiledExecutor = field(default_factory=CompiledExecutor)
+    context: BackwardContext = field(default_factory=BackwardContext)
+    leaves: weakref.WeakValueDictionary[ValueKey, Tensor] = field(
+        default_factory=weakref.WeakValueDictionary
+    )
+
+    def __post_init__(self) -> None:
+        self.recorder = Recorder(self.keys)
+
+
+RUNTIME = EagerRuntime()
+
+
+def set_backend(backend: Backend | None) -> None:
+    """Run backward graphs with `backend` ("llvm", "interp"; None: `TIDU_BACKEND`)."""
+    RUNTIME.executor.backend = backend
+
+
+_mode = threading.local()
+
+
+def is_grad_enabled() -> bool:
+    """Whether operations are recorded (false inside `no_grad()`)."""
+    return getattr(_mode, "enabled", True)
+
+
+@contextmanager
+def no_grad() -> Iterator[None]:
+    """Nothing is recorded inside: results do not require grad."""
+    previous = is_grad_enabled()
+    _mode.enabled = False
+    try:
+        yield
+    finally:
+        _mode.enabled = previous
+
+
+class Tensor:
+    """A numpy array that may require grad; operators and methods as numpy's."""
+
+    __slots__ = ("data", "grad", "_requires_grad", "_key", "_trace", "__weakref__")
+    __array_ufunc__ = None  # ndarray op Tensor defers to Tensor's reflected operator
+    __array_priority__ = 1000
+
+    def __init__(self, data: Any, requires_grad: bool = False):
+        self.data: np.ndarray = np.asarray(data)
+        self.grad: Tensor | None = None
+        self._requires_grad = False
+        self._key: ValueKey | None = None
+        self._trace: RecordedGraph | None = None
+        self.requires_grad = requires_grad
+
+    @staticmethod
+    def from_output(data: np.ndarray, output: EagerOutput) -> Tensor:
+        """The tensor of one recorded output."""
+        result = Tensor(data)
+        result._key = output.key
+        result._trace = output.trace
+        result._requires_grad = output.requires_grad
+        return result
+
+    # -- autograd ---------------------------------------------------------
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if self._trace is not None:
+            raise RuntimeError("requires_grad can only be changed on leaf tensors")
+        if value and self.data.dtype.kind not in DIFFERENTIABLE_KINDS:
+            raise TypeError(
+                f"only float and complex tensors can require grad (dtype {self.data.dtype})"
+            )
+        self._requires_grad = bool(value)
+        if value:
+            RUNTIME.leaves[self.key] = self
+
+    @property
+    def key(self) -> ValueKey:
+        """The tensor's user-visible key on the tape (made on first use)."""
+        if self._key is None:
+            self._key = RUNTIME.keys.fresh_input_key()
+        return self._key
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._trace is None
+
+    def as_input(self) -> EagerInput:
+        """This tensor as an input of a recorded invocation."""
+        return EagerInput(self.key, self._trace, self._requires_grad, self.data)
+
+    def backward(self, seed: Any = None) -> None:
+        """Accumulate d(self)/d(leaf) contracted with `seed` into each leaf's `.grad`.
+
+        `seed` defaults to one for a single-element tensor.
+        """
+        if not self._requires_grad:
+            raise RuntimeError(
+                "backward on a tensor that does not require grad (no input of its "
+                "computation was created with requires_grad=True)"
+            )
+        runtime = RUNTIME
+        cotangents = try_backward(
+            self.key, self._trace, self._seed(seed), runtime.executor, runtime.context
+        )
+        for key, cotangent in cotangents.items():
+            leaf = runtime.leaves.get(key)
+            if leaf is not None:
+                leaf._accumulate_grad(cotangent)
+
+    def _seed(self, seed: Any) -> np.ndarray:
+        if seed is None:
+            if self.data.size != 1:
+                raise ValueError(
+                    "backward needs a seed for a non-scalar output "
+                    f"(shape {self.data.shape}); pass one of the output's shape"
+                )
+            return np.ones(self.data.shape, dtype=self.data.dtype)
+        array = np.asarray(seed.data if isinstance(seed, Tensor) else seed)
+        if array.shape != self.data.shape:
+            raise ValueError(f"seed has shape {array.shape}, the output {self.data.shape}")
+        if array.dtype.kind == "c" and self.data.dtype.kind != "c":
+            raise TypeError("a complex seed for a real output")
+        return array.astype(self.data.dtype, copy=False)
+
+    def _accumulate_grad(self, cotangent: np.ndarray) -> None:
+        value = np.asarray(cotangent, dtype=self.data.dtype)
+        self.grad = Tensor(value if self.grad is None else self.grad.data + value)
+
+    def detach(self) -> Tensor:
+        """The same data, cut from the tape (does not require grad)."""
+        return Tensor(self.data)
+
+    # -- numpy-like -------------------------------------------------------
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.data.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.data.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim
+
+    @property
+    def size(self) -> int:
+        return self.data.size
+
+    def numpy(self) -> np.ndarray:
+        return self.data
+
+    def item(self) -> Any:
+        return self.data.item()
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        return self.data if dtype is None else self.data.astype(dtype)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def __bool__(self) -> bool:
+        return bool(self.data)
+
+    def __repr__(self) -> str:
+        grad = ", requires_grad=True" if self._requires_grad else ""
+        return f"Tensor({self.data!r}{grad})"
+
+    __hash__ = object.__hash__
+
+    def __add__(self, other: Any) -> Tensor:
+        return _fn.add(self, other)
+
+    def __radd__(self, other: Any) -> Tensor:
+        return _fn.add(other, self)
+
+    def __sub__(self, other: Any) -> Tensor:
+        return _fn.subtract(self, other)
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return _fn.subtract(other, self)
+
+    def __mul__(self, other: Any) -> Tensor:
+        return _fn.multiply(self, other)
+
+    def __rmul__(self, other: Any) -> Tensor:
+        return _fn.multiply(other, self)
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return _fn.divide(self, other)
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return _fn.divide(other, self)
+
+    def __pow__(self, other: Any) -> Tensor:
+        return _fn.power(self, other)
+
+    def __rpow__(self, other: Any) -> Tensor:
+        return _fn.power(other, self)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        return _fn.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        return _fn.matmul(other, self)
+
+    def __neg__(self) -> Tensor:
+        return _fn.negative(self)
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    def __abs__(self) -> Tensor:
+        return _fn.abs(self)
+
+    def __lt__(self, other: Any) -> Tensor:
+        return _fn.less(self, other)
+
+    def __le__(self, other: Any) -> Tensor:
+        return _fn.less_equal(self, other)
+
+    def __gt__(self, other: Any) -> Tensor:
+        return _fn.greater(self, other)
+
+    def __ge__(self, other: Any) -> Tensor:
+        return _fn.greater_equal(self, other)
+
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return _fn.equal(self, other)
+
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return _fn.not_equal(self, other)
+
+    def __getitem__(self, index: Any) -> Tensor:
+        return _fn.getitem(self, index)
+
+    @property
+    def T(self) -> Tensor:  # noqa: N802 - numpy's name
+        return _fn.transpose(self)
+
+    @property
+    def real(self) -> Tensor:
+        return _fn.real(self)
+
+    @property
+    def imag(self) -> Tensor:
+        return _fn.imag(self)
+
+    def conj(self) -> Tensor:
+        return _fn.conj(self)
+
+    def reshape(self, *shape: Any) -> Tensor:
+        return _fn.reshape(self, shape[0] if len(shape) == 1 else shape)
+
+    def transpose(self, *axes: Any) -> Tensor:
+        return _fn.transpose(self, (axes[0] if len(axes) == 1 else axes) or None)
+
+    def sum(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return _fn.sum(self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return _fn.mean(self, axis=axis, keepdims=keepdims)
+
+    def max(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return _fn.max(self, axis=axis, keepdims=keepdims)
+
+    def astype(self, dtype: Any) -> Tensor:
+        return _fn.astype(self, dtype)
+
+
+def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    """A new leaf tensor holding a copy of `data` (integers become float64)."""
+    array = np.array(data.data if isinstance(data, Tensor) else data, dtype=dtype)
+    if array.dtype.kind in "iu":
+        array = array.astype(np.float64)
+    return Tensor(array, requires_grad=requires_grad)
+
+
+from tidu_mlir.eager import functions as _fn  # noqa: E402  (operators delegate to it)
