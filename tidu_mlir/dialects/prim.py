@@ -52,7 +52,7 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from tidu_mlir.dialects import cg
+from tidu_mlir.dialects import cg, prim_ad
 from tidu_mlir.types import numpy_dtype
 
 Value: TypeAlias = SSAValue | Operation
@@ -593,83 +593,83 @@ class ArrayPropsUnaryOp(PrimOp, abc.ABC):
 
 
 @irdl_op_definition
-class AddOp(ElementwiseBinaryOp):
+class AddOp(prim_ad.AddRules, ElementwiseBinaryOp):
     """Elementwise addition (also the accumulation op of `linear-transpose`)."""
 
     name = "prim.add"
 
 
 @irdl_op_definition
-class SubOp(ElementwiseBinaryOp):
+class SubOp(prim_ad.SubRules, ElementwiseBinaryOp):
     name = "prim.sub"
 
 
 @irdl_op_definition
-class MulOp(ElementwiseBinaryOp):
+class MulOp(prim_ad.MulRules, ElementwiseBinaryOp):
     name = "prim.mul"
 
 
 @irdl_op_definition
-class DivOp(ElementwiseBinaryOp):
+class DivOp(prim_ad.DivRules, ElementwiseBinaryOp):
     name = "prim.div"
 
 
 @irdl_op_definition
-class MaximumOp(ElementwiseBinaryOp):
+class MaximumOp(prim_ad.MaximumRules, ElementwiseBinaryOp):
     name = "prim.maximum"
     KIND: ClassVar[str] = "real"
 
 
 @irdl_op_definition
-class MinimumOp(ElementwiseBinaryOp):
+class MinimumOp(prim_ad.MinimumRules, ElementwiseBinaryOp):
     name = "prim.minimum"
     KIND: ClassVar[str] = "real"
 
 
 @irdl_op_definition
-class NegOp(ElementwiseUnaryOp):
+class NegOp(prim_ad.NegRules, ElementwiseUnaryOp):
     name = "prim.neg"
 
 
 @irdl_op_definition
-class ExpOp(ElementwiseUnaryOp):
+class ExpOp(prim_ad.ExpRules, ElementwiseUnaryOp):
     name = "prim.exp"
 
 
 @irdl_op_definition
-class LogOp(ElementwiseUnaryOp):
+class LogOp(prim_ad.LogRules, ElementwiseUnaryOp):
     name = "prim.log"
 
 
 @irdl_op_definition
-class SinOp(ElementwiseUnaryOp):
+class SinOp(prim_ad.SinRules, ElementwiseUnaryOp):
     name = "prim.sin"
 
 
 @irdl_op_definition
-class CosOp(ElementwiseUnaryOp):
+class CosOp(prim_ad.CosRules, ElementwiseUnaryOp):
     name = "prim.cos"
 
 
 @irdl_op_definition
-class TanhOp(ElementwiseUnaryOp):
+class TanhOp(prim_ad.TanhRules, ElementwiseUnaryOp):
     name = "prim.tanh"
 
 
 @irdl_op_definition
-class SqrtOp(ElementwiseUnaryOp):
+class SqrtOp(prim_ad.SqrtRules, ElementwiseUnaryOp):
     name = "prim.sqrt"
 
 
 @irdl_op_definition
-class ConjOp(ElementwiseUnaryOp):
+class ConjOp(prim_ad.ConjRules, ElementwiseUnaryOp):
     """Complex conjugate; the identity on real tensors."""
 
     name = "prim.conj"
 
 
 @irdl_op_definition
-class PowOp(PrimOp):
+class PowOp(prim_ad.PowRules, PrimOp):
     """`operand ** exponent` with a constant f64 exponent: `prim.pow %x, 2.5 : T`."""
 
     name = "prim.pow"
@@ -734,7 +734,7 @@ def _float_literal(value: float) -> str:
 
 
 @irdl_op_definition
-class AbsOp(TypeChangingUnaryOp):
+class AbsOp(prim_ad.AbsRules, TypeChangingUnaryOp):
     """Absolute value; the result is the real type of the operand."""
 
     name = "prim.abs"
@@ -759,17 +759,17 @@ class _ComplexPartOp(TypeChangingUnaryOp, abc.ABC):
 
 
 @irdl_op_definition
-class RealOp(_ComplexPartOp):
+class RealOp(prim_ad.RealRules, _ComplexPartOp):
     name = "prim.real"
 
 
 @irdl_op_definition
-class ImagOp(_ComplexPartOp):
+class ImagOp(prim_ad.ImagRules, _ComplexPartOp):
     name = "prim.imag"
 
 
 @irdl_op_definition
-class ComplexOp(PrimOp):
+class ComplexOp(prim_ad.ComplexRules, PrimOp):
     """`re + i*im`: `prim.complex %re, %im : tensor<3xf64> -> tensor<3xcomplex<f64>>`."""
 
     name = "prim.complex"
@@ -794,7 +794,7 @@ class ComplexOp(PrimOp):
 
 
 @irdl_op_definition
-class SelectOp(PrimOp):
+class SelectOp(prim_ad.SelectRules, PrimOp):
     """`pred ? on_true : on_false` elementwise: `prim.select %p, %a, %b : tensor<3xi1>, T`."""
 
     name = "prim.select"
@@ -846,7 +846,7 @@ COMPARE_DIRECTIONS: tuple[str, ...] = ("eq", "ne", "lt", "le", "gt", "ge")
 
 
 @irdl_op_definition
-class CompareOp(PrimOp):
+class CompareOp(prim_ad.CompareRules, PrimOp):
     """Elementwise comparison of real tensors to i1: `prim.compare lt, %a, %b : T`."""
 
     name = "prim.compare"
@@ -894,7 +894,7 @@ class CompareOp(PrimOp):
 
 
 @irdl_op_definition
-class ConvertOp(TypeChangingUnaryOp):
+class ConvertOp(prim_ad.ConvertRules, TypeChangingUnaryOp):
     """Element type conversion among the four value types (complex -> real keeps
     the real part)."""
 
@@ -912,7 +912,7 @@ class ConvertOp(TypeChangingUnaryOp):
 
 
 @irdl_op_definition
-class ConstantOp(PrimOp):
+class ConstantOp(prim_ad.ConstantRules, PrimOp):
     """A dense constant: `prim.constant dense<[1.0, 2.0]> : tensor<2xf64>`."""
 
     name = "prim.constant"
@@ -987,7 +987,7 @@ def dense_to_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
 
 
 @irdl_op_definition
-class BroadcastInDimOp(ArrayPropsUnaryOp):
+class BroadcastInDimOp(prim_ad.BroadcastInDimRules, ArrayPropsUnaryOp):
     """Operand axis i goes to result axis dims[i]:
     `prim.broadcast_in_dim %x, dims = [1] : tensor<3xf64> -> tensor<2x3xf64>`."""
 
@@ -1025,18 +1025,18 @@ class _ReduceOp(ArrayPropsUnaryOp, abc.ABC):
 
 
 @irdl_op_definition
-class ReduceSumOp(_ReduceOp):
+class ReduceSumOp(prim_ad.ReduceSumRules, _ReduceOp):
     name = "prim.reduce_sum"
 
 
 @irdl_op_definition
-class ReduceMaxOp(_ReduceOp):
+class ReduceMaxOp(prim_ad.ReduceMaxRules, _ReduceOp):
     name = "prim.reduce_max"
     KIND: ClassVar[str] = "real"
 
 
 @irdl_op_definition
-class ReshapeOp(TypeChangingUnaryOp):
+class ReshapeOp(prim_ad.ReshapeRules, TypeChangingUnaryOp):
     """Same elements (row-major), new shape: `prim.reshape %x : T -> U`."""
 
     name = "prim.reshape"
@@ -1055,7 +1055,7 @@ class ReshapeOp(TypeChangingUnaryOp):
 
 
 @irdl_op_definition
-class TransposeOp(ArrayPropsUnaryOp):
+class TransposeOp(prim_ad.TransposeRules, ArrayPropsUnaryOp):
     """`result.shape[i] = operand.shape[permutation[i]]`."""
 
     name = "prim.transpose"
@@ -1077,7 +1077,7 @@ DOT_PROPS: tuple[str, ...] = ("lhs_batch", "rhs_batch", "lhs_contract", "rhs_con
 
 
 @irdl_op_definition
-class DotGeneralOp(PrimOp):
+class DotGeneralOp(prim_ad.DotGeneralRules, PrimOp):
     """Batched tensor contraction, result axes batch, lhs free, rhs free:
     `prim.dot_general %l, %r, batch = [0] x [0], contract = [2] x [1] : (T1, T2) -> T3`."""
 
@@ -1164,7 +1164,7 @@ class DotGeneralOp(PrimOp):
 
 
 @irdl_op_definition
-class SliceOp(PrimOp):
+class SliceOp(prim_ad.SliceRules, PrimOp):
     """Strided slice: `prim.slice %x [1:5:2, 0:3:1] : tensor<8x3xf64> -> tensor<2x3xf64>`."""
 
     name = "prim.slice"
@@ -1250,7 +1250,7 @@ def _parse_slice_triple(parser: Parser) -> tuple[int, int, int]:
 
 
 @irdl_op_definition
-class PadOp(ArrayPropsUnaryOp):
+class PadOp(prim_ad.PadRules, ArrayPropsUnaryOp):
     """Zero padding with interior padding:
     `prim.pad %x, low = [1], high = [0], interior = [2] : T -> U`."""
 
@@ -1291,7 +1291,7 @@ class PadOp(ArrayPropsUnaryOp):
 
 
 @irdl_op_definition
-class ConcatenateOp(PrimOp):
+class ConcatenateOp(prim_ad.ConcatenateRules, PrimOp):
     """Join along `dimension`:
     `prim.concatenate %a, %b, dimension = 0 : (T1, T2) -> U`."""
 
