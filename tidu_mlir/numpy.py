@@ -416,7 +416,8 @@ def getitem(x: Tracer, index: Any) -> Tracer:
         at = items.index(Ellipsis)
         items[at : at + 1] = [slice(None)] * (x.ndim - consumed)
     items += [slice(None)] * (x.ndim - builtins.sum(1 for i in items if i is not None))
-    start, limit, stride, final_shape = [], [], [], []
+    bounds: list[tuple[int, int, int]] = []
+    final_shape: list[int] = []
     axis = 0
     for item in items:
         if item is None:
@@ -428,7 +429,7 @@ def getitem(x: Tracer, index: Any) -> Tracer:
             if step <= 0:
                 raise IndexError("negative slice steps are not supported on traced arrays")
             stop = builtins.max(stop, first)
-            start.append(first), limit.append(stop), stride.append(step)
+            bounds.append((first, stop, step))
             final_shape.append(len(range(first, stop, step)))
         else:
             position = int(item)
@@ -437,10 +438,11 @@ def getitem(x: Tracer, index: Any) -> Tracer:
                     f"index {position} is out of bounds for axis {axis} with size {size}"
                 )
             position %= size
-            start.append(position), limit.append(position + 1), stride.append(1)
+            bounds.append((position, position + 1, 1))
         axis += 1
     result = x
-    if (start, limit, stride) != ([0] * x.ndim, list(x.shape), [1] * x.ndim):
+    if bounds != [(0, n, 1) for n in x.shape]:
+        start, limit, stride = (list(column) for column in zip(*bounds, strict=True))
         result = emit(x.trace, prim.SliceOp(x.value, start, limit, stride))
     return reshape(result, tuple(final_shape))
 

@@ -54,6 +54,13 @@ class ArraySpec:
             )
         return ArraySpec(tuple(array.shape), array.dtype)
 
+    @staticmethod
+    def of_value(value: SSAValue) -> ArraySpec:
+        """The spec of a tensor-typed SSA value."""
+        t = value.type
+        assert isinstance(t, TensorType), f"{t} is not a tensor type"
+        return ArraySpec(tuple(t.get_shape()), numpy_dtype(t.get_element_type()))
+
     @property
     def tensor_type(self) -> TensorType:
         return TensorType(prim.element_type_of_dtype(self.dtype), self.shape)

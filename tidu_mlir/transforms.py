@@ -238,12 +238,7 @@ def _fill(results: Sequence[Any], flags: Sequence[bool], specs: Sequence[ArraySp
 
 
 def _output_specs(traced: TracedFunction) -> list[ArraySpec]:
-    from tidu_mlir.types import numpy_dtype
-
-    return [
-        ArraySpec(tuple(v.type.get_shape()), numpy_dtype(v.type.get_element_type()))  # type: ignore[attr-defined]
-        for v in fragment_outputs(traced.graph)
-    ]
+    return [ArraySpec.of_value(v) for v in fragment_outputs(traced.graph)]
 
 
 def _pack(traced: TracedFunction, values: Sequence[Any]) -> Any:
@@ -484,7 +479,7 @@ def linear_transpose(fn_lin: Callable[..., Any], *primals: Any) -> Callable[...,
     transposed = ad.linear_transpose(linear)
     func = ad.materialize(transposed.fragment, name="transpose")
     staged = Staged(traced, func)
-    out_specs = [ArraySpec(tuple(v.type.get_shape()), _dtype(v)) for v in fragment_outputs(linear)]
+    out_specs = [ArraySpec.of_value(v) for v in fragment_outputs(linear)]
 
     def transpose_fn(cotangent: Any) -> tuple[Any, ...]:
         cts, _ = tree_flatten(cotangent)
@@ -495,12 +490,6 @@ def linear_transpose(fn_lin: Callable[..., Any], *primals: Any) -> Callable[...,
         return tuple(_fill(results, transposed.fragment.active_flags, specs, cts))
 
     return transpose_fn
-
-
-def _dtype(value: SSAValue) -> np.dtype:
-    from tidu_mlir.types import numpy_dtype
-
-    return numpy_dtype(value.type.get_element_type())  # type: ignore[attr-defined]
 
 
 def ir(fn: Callable[..., Any], *example_args: Any, stage: str = "trace") -> str:

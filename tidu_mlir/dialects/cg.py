@@ -400,7 +400,7 @@ class LinearOp(IRDLOperation):
 
     @property
     def active_flags(self) -> tuple[bool, ...]:
-        return tuple(bool(flag) for flag in self.active.get_values())
+        return tuple(bool(flag) for flag in self.active.get_values())  # pyright: ignore[reportAttributeAccessIssue]
 
     def verify_(self) -> None:
         _verify_fragment(self, self.body)

@@ -148,7 +148,7 @@ def _with_inactive(
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tidu-run", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="tidu-run", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("file", help="an .mlir file")
     parser.add_argument("--entry", required=True, help="a fragment path (@f::@jvp1) or @func")
     parser.add_argument("--arg", action="append", default=[], help="one argument (repeatable)")
