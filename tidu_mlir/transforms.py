@@ -269,25 +269,36 @@ def jit(fn: Callable[..., Any]) -> Callable[..., Any]:
     return jitted
 
 
-def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
-    """`(fn(*primals), J·tangents)`: forward mode, one linearization."""
-    primals, tangents = tuple(primals), tuple(tangents)
-    if len(primals) != len(tangents):
-        raise ValueError(f"jvp got {len(primals)} primals but {len(tangents)} tangents")
-    specs = _specs(primals)
-    argnums = tuple(range(len(primals)))
-    derived = _derived(fn, ("jvp", specs), lambda: _stage_jvp(fn, specs, argnums, True))
-    values = _primal_values(primals, specs)
-    for (key, _), tangent, spec, i in zip(
-        derived.linear.tangent_inputs, tangents, specs, argnums, strict=True
+def _run_jvp(derived: _Derived, primal_values: dict[InputKey, Any], tangents: Sequence[Any],
+             like: Sequence[Any]) -> tuple[list[Any], list[Any]]:  # fmt: skip
+    """Bind one tangent per primal, run, and split into (primal outputs, tangent
+    outputs with zeros where inactive)."""
+    specs = derived.staged.traced.input_specs
+    if len(tangents) != len(specs):
+        raise ValueError(f"expected {len(specs)} tangents (one per primal), got {len(tangents)}")
+    values = dict(primal_values)
+    for i, ((key, _), tangent, spec) in enumerate(
+        zip(derived.linear.tangent_inputs, tangents, specs, strict=True)
     ):
         values[key] = _check_like(tangent, spec, f"tangent {i} (for primal {i})")
     results = derived.staged.call(values)
     traced = derived.staged.traced
-    outputs, tangent_outputs = results[: traced.output_count], results[traced.output_count :]
+    primal_count = len(results) - sum(derived.linear.fragment.active_flags)
     flags = derived.linear.fragment.active_flags
-    filled = _fill(tangent_outputs, flags, _output_specs(traced), [*primals, *tangents])
-    return _pack(traced, outputs), _pack(traced, filled)
+    tangent_outputs = _fill(results[primal_count:], flags, _output_specs(traced), like)
+    return results[:primal_count], tangent_outputs
+
+
+def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+    """`(fn(*primals), J·tangents)`: forward mode, one linearization."""
+    primals, tangents = tuple(primals), tuple(tangents)
+    specs = _specs(primals)
+    argnums = tuple(range(len(primals)))
+    derived = _derived(fn, ("jvp", specs), lambda: _stage_jvp(fn, specs, argnums, True))
+    values = _primal_values(primals, specs)
+    outputs, tangent_outputs = _run_jvp(derived, values, tangents, [*primals, *tangents])
+    traced = derived.staged.traced
+    return _pack(traced, outputs), _pack(traced, tangent_outputs)
 
 
 def linearize(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
@@ -296,21 +307,12 @@ def linearize(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[...,
     specs = _specs(primals)
     argnums = tuple(range(len(primals)))
     derived = _derived(fn, ("linearize", specs), lambda: _stage_jvp(fn, specs, argnums, False))
-    traced = derived.staged.traced
     outputs = jit(fn)(*primals)
     primal_values = _primal_values(primals, specs)
 
     def f_jvp(*tangents: Any) -> Any:
-        if len(tangents) != len(specs):
-            raise ValueError(f"f_jvp takes {len(specs)} tangents, got {len(tangents)}")
-        values = dict(primal_values)
-        for (key, _), tangent, spec, i in zip(
-            derived.linear.tangent_inputs, tangents, specs, argnums, strict=True
-        ):
-            values[key] = _check_like(tangent, spec, f"tangent {i}")
-        results = derived.staged.call(values)
-        flags = derived.linear.fragment.active_flags
-        return _pack(traced, _fill(results, flags, _output_specs(traced), [*primals, *tangents]))
+        _, tangent_outputs = _run_jvp(derived, primal_values, tangents, [*primals, *tangents])
+        return _pack(derived.staged.traced, tangent_outputs)
 
     return outputs, f_jvp
 
