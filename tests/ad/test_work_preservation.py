@@ -1,0 +1,49 @@
+"""Work preservation (SPEC §6, the paper's size bounds) on the API corpus.
+
+* the linear part of a linearized fragment (ops with a linearized role) is at
+  most a small constant times the primal graph;
+* transposition adds no work beyond one op per active operand of each linear
+  op, plus one accumulation add per extra use of a linear value (fan-out).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from api.corpus import CASES, Case
+from xdsl.ir import Operation
+
+from tidu_mlir import ad
+from tidu_mlir.dialects.cg import Fragment, InputOp, LinearOp, OutputOp, role_of
+from tidu_mlir.graph import fragment_inputs
+from tidu_mlir.tracing import ArraySpec, trace_function
+
+
+def _body(fragment: Fragment) -> list[Operation]:
+    return [
+        op for op in fragment.body.block.ops if not isinstance(op, InputOp | OutputOp | LinearOp)
+    ]
+
+
+def _linear_ops(fragment: Fragment) -> list[Operation]:
+    return [op for op in _body(fragment) if role_of(op) is not None]
+
+
+def _extra_uses(fragment: Fragment) -> int:
+    values = [r for op in _linear_ops(fragment) for r in op.results]
+    values += [op.result for op in fragment_inputs(fragment)]
+    return sum(max(0, len(list(v.uses)) - 1) for v in values)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_linearize_and_transpose_preserve_work(case: Case) -> None:
+    args = case.make_args(np.random.default_rng(0))
+    traced = trace_function(case.fn, [ArraySpec.of(a, "a") for a in args])
+    primal_ops = len(_body(traced.graph))
+    linear = ad.linearize(traced.graph, wrt=[f"arg{i}" for i in range(len(args))])
+    linear_ops = _linear_ops(linear.fragment)
+    assert len(linear_ops) <= 3 * primal_ops + 1
+    transposed = ad.linear_transpose(linear)
+    active_operands = sum(sum(role_of(op).active_mask) for op in linear_ops)  # type: ignore[union-attr]
+    bound = active_operands + _extra_uses(linear.fragment)
+    assert len(_linear_ops(transposed.fragment)) <= bound
