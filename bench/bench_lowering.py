@@ -4,10 +4,11 @@
 
 Workloads (float64):
 * chain:  z = tanh(x*y) * exp(-x) + sin(y) on 10^6 elements
-* grad:   d/dx sum(z), the gradient graph of `chain` written by hand in prim
-          (it takes the scalar cotangent and broadcasts it, as AD would)
+* grad:   d/dx sum(z) from the AD pipeline: `td.jit(td.grad(f))` (linearize,
+          transpose, materialize, compile), against `jax.jit(jax.grad(f))`
 * matmul: dot_general 256x784 @ 784x256
-* compile time of `chain` and of a 1,000-op function
+* call:   the overhead of one call of a compiled function on 8 elements
+* compile time of `chain` and of deep elementwise chains of 1,000 and 10,000 ops
 Times are the best of `--repeat` calls, including argument checks and output
 allocation; ratios are other/tidu (> 1 means tidu is faster).
 """
@@ -17,6 +18,8 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
 
 import numpy as np
 from xdsl.builder import ImplicitBuilder
@@ -24,6 +27,8 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, TensorType, f64
 from xdsl.ir import Block, Operation, Region, SSAValue
 
+import tidu_mlir as td
+import tidu_mlir.numpy as tnp
 from tidu_mlir.dialects import prim
 from tidu_mlir.lowering import runtime
 
@@ -51,14 +56,9 @@ def chain_body(x: SSAValue, y: SSAValue) -> list[Operation]:
     return [prim.AddOp(prim.MulOp(t, e), prim.SinOp(y))]
 
 
-def grad_body(x: SSAValue, y: SSAValue, ct: SSAValue) -> list[Operation]:
-    """d/dx sum(tanh(x*y) * exp(-x) + sin(y)) * ct = ((1 - t^2) * y - t) * e * ct."""
-    t = prim.TanhOp(prim.MulOp(x, y))
-    e = prim.ExpOp(prim.NegOp(x))
-    one = prim.ConstantOp.from_value(np.ones(N))
-    dt = prim.MulOp(prim.SubOp(one, prim.MulOp(t, t)), y)
-    g = prim.MulOp(prim.SubOp(dt, t), e)
-    return [prim.MulOp(g, prim.BroadcastInDimOp(ct, [], vec()))]
+def chain_loss(x: Any, y: Any) -> Any:
+    """sum(tanh(x*y) * exp(-x) + sin(y)) in tidu_mlir.numpy (traced by td.grad)."""
+    return tnp.sum(tnp.tanh(x * y) * tnp.exp(-x) + tnp.sin(y))
 
 
 def matmul_body(a: SSAValue, b: SSAValue) -> list[Operation]:
@@ -105,7 +105,7 @@ def load_jax():
 
 def report(name: str, times: dict[str, float]) -> None:
     tidu = times["tidu"]
-    parts = [f"{k} {v * 1e3:8.3f} ms" for k, v in times.items()]
+    parts = [f"{k} {v * 1e3:8.4f} ms" for k, v in times.items()]
     ratios = [f"{k}/tidu {v / tidu:5.2f}" for k, v in times.items() if k != "tidu"]
     print(f"{name:8s} " + " | ".join(parts) + "   " + ", ".join(ratios))
 
@@ -116,34 +116,45 @@ def main() -> None:
     repeat = parser.parse_args().repeat
     rng = np.random.default_rng(0)
     x, y = rng.uniform(-2, 2, N), rng.uniform(-2, 2, N)
-    ct = np.asarray(1.5)
     a, b = rng.standard_normal((256, 784)), rng.standard_normal((784, 256))
     jax, jnp = load_jax()
 
     chain, t_chain = timed_compile(build("chain", [vec(), vec()], chain_body))
-    grad, t_grad = timed_compile(build("grad", [vec(), vec(), TensorType(f64, [])], grad_body))
+    grad = td.jit(td.grad(chain_loss))
+    start = time.perf_counter()
+    grad(x, y)
+    t_grad = time.perf_counter() - start
     matmul, t_mm = timed_compile(
         build("matmul", [TensorType(f64, [256, 784]), TensorType(f64, [784, 256])], matmul_body)
     )
     _, t_deep = timed_compile(build("deep", [vec(16), vec(16)], deep_body))
+    _, t_deep4 = timed_compile(build("deep4", [vec(16), vec(16)], partial(deep_body, ops=10**4)))
+    small = runtime.compile_function(
+        build("small", [vec(8), vec(8)], lambda u, v: [prim.MulOp(u, v)])
+    )
+    s8 = np.ones(8)
 
     def np_chain():
         return np.tanh(x * y) * np.exp(-x) + np.sin(y)
 
     def np_grad():
         t, e = np.tanh(x * y), np.exp(-x)
-        return ((1 - t * t) * y - t) * e * ct
+        return ((1 - t * t) * y - t) * e
 
     np.testing.assert_allclose(chain(x, y), np_chain(), rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(grad(x, y, ct), np_grad(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(grad(x, y), np_grad(), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(matmul(a, b), a @ b, rtol=1e-10, atol=1e-10)
 
     rows: dict[str, dict[str, float]] = {
         "chain": {"tidu": best(lambda: chain(x, y), repeat), "numpy": best(np_chain, repeat)},
-        "grad": {"tidu": best(lambda: grad(x, y, ct), repeat), "numpy": best(np_grad, repeat)},
+        "grad": {"tidu": best(lambda: grad(x, y), repeat), "numpy": best(np_grad, repeat)},
         "matmul": {
             "tidu": best(lambda: matmul(a, b), repeat),
             "numpy": best(lambda: a @ b, repeat),
+        },
+        "call": {
+            "tidu": best(lambda: small(s8, s8), repeat * 100),
+            "numpy": best(lambda: s8 * s8, repeat * 100),
         },
     }
     if jax is not None and jnp is not None:
@@ -152,18 +163,20 @@ def main() -> None:
             return jnp.tanh(u * v) * jnp.exp(-u) + jnp.sin(v)
 
         j_chain = jax.jit(jchain)
-        j_grad = jax.jit(jax.grad(lambda u, v, c: jnp.sum(jchain(u, v)) * c))
+        j_grad = jax.jit(jax.grad(lambda u, v: jnp.sum(jchain(u, v))))
         j_mm = jax.jit(lambda p, q: p @ q)
-        jx, jy, jc, ja, jb = (jax.device_put(v) for v in (x, y, ct, a, b))
-        np.testing.assert_allclose(np.asarray(j_grad(jx, jy, jc)), np_grad(), rtol=1e-10)
+        j_small = jax.jit(lambda p, q: p * q)
+        jx, jy, ja, jb, js = (jax.device_put(v) for v in (x, y, a, b, s8))
+        np.testing.assert_allclose(np.asarray(j_grad(jx, jy)), np_grad(), rtol=1e-10)
         rows["chain"]["jax"] = best(lambda: j_chain(jx, jy).block_until_ready(), repeat)
-        rows["grad"]["jax"] = best(lambda: j_grad(jx, jy, jc).block_until_ready(), repeat)
+        rows["grad"]["jax"] = best(lambda: j_grad(jx, jy).block_until_ready(), repeat)
+        rows["call"]["jax"] = best(lambda: j_small(js, js).block_until_ready(), repeat * 100)
         rows["matmul"]["jax"] = best(lambda: j_mm(ja, jb).block_until_ready(), repeat)
     for name, times in rows.items():
         report(name, times)
     print(
         f"compile  chain {t_chain:.3f} s | grad {t_grad:.3f} s | matmul {t_mm:.3f} s"
-        f" | 1000-op chain {t_deep:.3f} s"
+        f" | 1000-op chain {t_deep:.3f} s | 10000-op chain {t_deep4:.3f} s"
     )
 
 

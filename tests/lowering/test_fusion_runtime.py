@@ -9,7 +9,6 @@ import pytest
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 
-import tidu_mlir.ad as ad
 from tidu_mlir.dialects import prim
 from tidu_mlir.lowering.lower_to_llvm import lower_prim_to_loops
 from tidu_mlir.lowering.runtime import compile_function
@@ -93,9 +92,29 @@ def test_cache_and_threads() -> None:
     assert all(np.allclose(r, np.sin(x)) for r in results)
 
 
-@pytest.mark.skipif(
-    not issubclass(prim.MulOp, getattr(ad, "Differentiable", ())),
-    reason="prim ops have no AD rules yet",
-)
-def test_derived_graphs() -> None:  # pragma: no cover - enabled once rules exist
-    pytest.skip("to be written against the AD API once prim rules land")
+def test_long_chain_is_cut_into_bounded_loops() -> None:
+    """A chain longer than `MAX_CLUSTER_OPS` becomes several loops (bounded LLVM time)."""
+    from tidu_mlir.lowering.fusion import MAX_CLUSTER_OPS
+
+    def long_chain(x):
+        for _ in range(MAX_CLUSTER_OPS + 10):
+            x = prim.SinOp(x)
+        return x
+
+    function = build([V], long_chain)
+    assert loop_count(function) == 2
+    x = np.linspace(0, 1, 5)
+    expected = x
+    for _ in range(MAX_CLUSTER_OPS + 10):
+        expected = np.sin(expected)
+    np.testing.assert_allclose(compile_function(function)(x), expected, rtol=1e-12)
+
+
+def test_tanh_kernel_is_inlined_and_vectorized() -> None:
+    """tanh is one private kernel function per module; O3 inlines it into the loop."""
+    compiled = compile_function(build([tensor((64,))], lambda x: prim.TanhOp(prim.TanhOp(x))))
+    body = compiled.llvm_ir.split("define void")[1].split("\n}")[0]
+    assert "__tidu_tanh" not in body
+    assert "<4 x double>" in body
+    x = np.linspace(-30, 30, 64)
+    np.testing.assert_allclose(compiled(x), np.tanh(np.tanh(x)), rtol=4e-16, atol=0)

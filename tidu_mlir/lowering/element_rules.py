@@ -60,7 +60,6 @@ _COMPLEX_BINARY = {
     prim.DivOp: ScalarBuilder.c_div,
 }
 _REAL_MATH = {
-    prim.ExpOp: math.ExpOp,
     prim.LogOp: math.LogOp,
     prim.SinOp: math.SinOp,
     prim.CosOp: math.CosOp,
@@ -108,6 +107,8 @@ def apply_elementwise(sb: ScalarBuilder, op: Operation, args: Sequence[Element])
         return sb.unary(_REAL_MATH[kind], as_real(args[0]))
     if isinstance(op, prim.TanhOp):
         return sb.tanh(as_real(args[0]))
+    if isinstance(op, prim.ExpOp):
+        return sb.exp(as_real(args[0]))
     if isinstance(op, prim.NegOp):
         return sb.neg(as_real(args[0]))
     if isinstance(op, prim.ConjOp | prim.RealOp):

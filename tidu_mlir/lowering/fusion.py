@@ -7,7 +7,8 @@ producers, and merges them, unless that would make a cluster non-convex (some
 path leaves the cluster and re-enters it, e.g. through a reduction or a
 broadcast's operand, which must be materialized before the loop runs).
 
-Convexity is tracked with `escapes`: for every op, and for every cluster as a
+A cluster holds at most `MAX_CLUSTER_OPS` ops (see there). Convexity is
+tracked with `escapes`: for every op, and for every cluster as a
 whole (a cluster is one node: it runs after everything any member needs), the
 clusters that reach it along a path that leaves them. An op may join cluster K
 only if K is not in its `escapes`, and two clusters merge only if neither
@@ -26,6 +27,12 @@ from dataclasses import dataclass, field
 from xdsl.ir import Operation, SSAValue
 
 from tidu_mlir.dialects import prim
+
+MAX_CLUSTER_OPS = 256
+"""Largest cluster: LLVM's optimization and code generation time grow faster than
+linearly with the size of one loop body (a 10,000-op chain fused into one loop
+took 40 s in O3 + codegen), so longer chains are cut into several loops; one
+extra store and load per element every 256 ops costs little at run time."""
 
 
 @dataclass(eq=False)
@@ -69,17 +76,27 @@ class _Clusters:
             k = self.parent[k]
         return k
 
-    def canon(self, ids: set[int]) -> set[int]:
-        return {self.find(k) for k in ids}
-
     def merge_into(self, target: int, k: int) -> None:
         self.parent[k] = target
         self.ops[target].extend(self.ops[k])
         self.escapes[target] |= self.escapes[k]
         self.ops[k] = []
 
+    def closure(self, ids: set[int]) -> set[int]:
+        """`ids` and every cluster that reaches them *now*. A cluster's escapes grow
+        as members join it, after consumers outside took a snapshot of them (the
+        logsumexp Hessian made a cyclic plan from such a stale snapshot)."""
+        seen: set[int] = set()
+        stack = [self.find(k) for k in ids]
+        while stack:
+            k = stack.pop()
+            if k not in seen:
+                seen.add(k)
+                stack.extend(self.find(j) for j in self.escapes[k])
+        return seen
+
     def compatible(self, a: int, b: int) -> bool:
-        return a not in self.canon(self.escapes[b]) and b not in self.canon(self.escapes[a])
+        return a not in self.closure(self.escapes[b]) and b not in self.closure(self.escapes[a])
 
 
 def plan(ops: Sequence[Operation], fusable: Callable[[Operation], bool]) -> list[Node]:
@@ -101,14 +118,17 @@ def plan(ops: Sequence[Operation], fusable: Callable[[Operation], bool]) -> list
                 blocked |= clusters.escapes[k]
                 fused_edge = fusable(op) and not isinstance(op, prim.BroadcastInDimOp)
                 (candidates.append if fused_edge else blocked.add)(k)
-        blocked = clusters.canon(blocked)
+        blocked = clusters.closure(blocked)
         if not fusable(op):
             escapes[op] = blocked | set(candidates)
             continue
         chosen: list[int] = []
+        size = 1
         for k in dict.fromkeys(candidates):
-            if k not in blocked and all(clusters.compatible(k, j) for j in chosen):
+            fits = size + len(clusters.ops[k]) <= MAX_CLUSTER_OPS
+            if fits and k not in blocked and all(clusters.compatible(k, j) for j in chosen):
                 chosen.append(k)
+                size += len(clusters.ops[k])
         new = clusters.new(op)
         for k in chosen:
             clusters.merge_into(new, k)

@@ -24,13 +24,14 @@ outputs, calls the native code through ctypes without the GIL, and returns the
 outputs (then the scalar result): one value alone, several as a tuple, or None.
 """
 
-import ctypes
 import hashlib
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn, cast
 
+import cffi
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, cf, func, llvm, math, memref, scf
@@ -73,8 +74,24 @@ def numpy_dtype(typ: Attribute) -> np.dtype[Any]:
             raise TypeError(f"no numpy dtype for element type {typ}")
 
 
-def _ctype(dtype: np.dtype[Any]) -> type[Any]:
-    return np.ctypeslib.as_ctypes_type(dtype)
+_C_SCALAR = {
+    "f4": "float",
+    "f8": "double",
+    "b1": "_Bool",
+    "i1": "int8_t",
+    "i2": "int16_t",
+    "i4": "int32_t",
+    "i8": "int64_t",
+}
+"""C type names of scalar dtypes (`dtype.kind + itemsize`), for the cffi prototype."""
+
+_ffi = cffi.FFI()
+_pointer_to: Callable[[np.ndarray[Any, Any]], object] = cast(Any, _ffi.from_buffer)
+"""A cffi pointer to an array's data (through the buffer protocol, no copy)."""
+
+
+def _c_scalar(dtype: np.dtype[Any]) -> str:
+    return _C_SCALAR[f"{dtype.kind}{dtype.itemsize}"]
 
 
 @dataclass(frozen=True)
@@ -150,18 +167,18 @@ class Signature:
         result = ScalarParam("result", numpy_dtype(results[0])) if results else None
         return Signature(name, tuple(params[:n_in]), tuple(outputs), result)
 
-    def ctypes_prototype(self) -> Any:
-        """The ctypes function type of the native entry point."""
-        argtypes = [
-            ctypes.c_void_p if isinstance(p, BufferParam) else _ctype(p.dtype)
+    def c_prototype(self) -> str:
+        """The C function-pointer type of the native entry point (cffi syntax)."""
+        args = [
+            "void *" if isinstance(p, BufferParam) else _c_scalar(p.dtype)
             for p in (*self.inputs, *self.outputs)
         ]
-        restype = None if self.result is None else _ctype(self.result.dtype)
-        return ctypes.CFUNCTYPE(restype, *argtypes)
+        restype = "void" if self.result is None else _c_scalar(self.result.dtype)
+        return f"{restype} (*)({', '.join(args) or 'void'})"
 
 
-def _check_buffer(fn: str, index: int, param: BufferParam, value: object) -> int:
-    """The data address of `value`, after checking it fits `param`."""
+def _check_buffer(fn: str, index: int, param: BufferParam, value: object) -> object:
+    """A cffi pointer to the data of `value`, after checking it fits `param`."""
     where = f"@{fn}: argument {index} ({param.name!r})"
     if not isinstance(value, np.ndarray):
         raise TypeError(f"{where} must be a numpy.ndarray, got {type(value).__name__}")
@@ -171,7 +188,7 @@ def _check_buffer(fn: str, index: int, param: BufferParam, value: object) -> int
         raise ValueError(f"{where} must have shape {param.shape}, got {value.shape}")
     if not (value.flags.c_contiguous and value.flags.aligned):
         raise ValueError(f"{where} must be C-contiguous and aligned (use numpy.ascontiguousarray)")
-    return value.ctypes.data
+    return _pointer_to(value)
 
 
 def _check_scalar(fn: str, index: int, param: ScalarParam, value: object) -> object:
@@ -193,37 +210,75 @@ def _arg_name(proto: Prototype, index: int, n_in: int) -> str:
     return f"in{index}" if index < n_in else f"out{index - n_in}"
 
 
+def _buffer_checker(fn: str, index: int, param: BufferParam) -> Callable[[object], object]:
+    """The argument check of one buffer input: a fast path for an exact match
+    (ndarray of the very dtype object and shape, C-contiguous and aligned), else
+    the full check with its error message."""
+    dtype, shape = param.dtype, param.shape
+
+    def check(value: object) -> object:
+        if (
+            type(value) is np.ndarray
+            and value.dtype is dtype
+            and value.shape == shape
+            and (flags := value.flags).c_contiguous
+            and flags.aligned
+        ):
+            return _pointer_to(value)
+        return _check_buffer(fn, index, param, value)
+
+    return check
+
+
+def _scalar_checker(fn: str, index: int, param: ScalarParam) -> Callable[[object], object]:
+    """The argument check of one scalar input (a Python float passes at once)."""
+    fast = float if param.dtype.kind == "f" else int
+
+    def check(value: object) -> object:
+        if type(value) is fast:
+            return value
+        return _check_scalar(fn, index, param, value)
+
+    return check
+
+
 class JitFunction:
     """A compiled entry point, callable on numpy arrays (see the module docstring).
 
     It holds its `CompiledModule`, so the machine code lives as long as it does.
     Calls share no mutable state and may run concurrently from several threads.
+    The checks, the output allocations and the cffi function pointer are planned
+    once here, so a call costs a few microseconds (cffi releases the GIL during
+    the native call).
     """
 
     def __init__(self, owner: "CompiledModule", signature: Signature, address: int) -> None:
         self.owner = owner
         self.signature = signature
-        self._native = signature.ctypes_prototype()(address)
+        self._native = _ffi.cast(signature.c_prototype(), address)
+        self._checks = tuple(
+            _buffer_checker(signature.name, i, p)
+            if isinstance(p, BufferParam)
+            else _scalar_checker(signature.name, i, p)
+            for i, p in enumerate(signature.inputs)
+        )
+        self._outputs = tuple((p.shape, p.dtype) for p in signature.outputs)
+        self._returns = len(self._outputs) + (signature.result is not None)
 
     def __call__(self, *args: object) -> Any:
+        if len(args) != len(self._checks):
+            self._wrong_count(len(args))
+        native = [check(a) for check, a in zip(self._checks, args, strict=True)]
+        outputs = [np.empty(shape, dtype) for shape, dtype in self._outputs]
+        result = self._native(*native, *[_pointer_to(o) for o in outputs])
+        if self._returns == len(outputs):
+            return None if not outputs else outputs[0] if len(outputs) == 1 else tuple(outputs)
+        return result if not outputs else (*outputs, result)
+
+    def _wrong_count(self, got: int) -> NoReturn:
         sig = self.signature
-        if len(args) != len(sig.inputs):
-            names = ", ".join(p.name for p in sig.inputs)
-            raise TypeError(
-                f"@{sig.name} takes {len(sig.inputs)} inputs ({names}), got {len(args)}"
-            )
-        native_args: list[object] = [
-            _check_buffer(sig.name, i, p, a)
-            if isinstance(p, BufferParam)
-            else _check_scalar(sig.name, i, p, a)
-            for i, (p, a) in enumerate(zip(sig.inputs, args, strict=True))
-        ]
-        outputs = [np.empty(p.shape, p.dtype) for p in sig.outputs]
-        result = self._native(*native_args, *(o.ctypes.data for o in outputs))
-        values: list[Any] = [*outputs, *([] if sig.result is None else [result])]
-        if not values:
-            return None
-        return values[0] if len(values) == 1 else tuple(values)
+        names = ", ".join(p.name for p in sig.inputs)
+        raise TypeError(f"@{sig.name} takes {len(sig.inputs)} inputs ({names}), got {got}")
 
 
 class CompiledModule:
@@ -233,13 +288,17 @@ class CompiledModule:
     `JitFunction` taken from it are gone.
     """
 
-    def __init__(self, module: ModuleOp) -> None:
+    def __init__(self, module: ModuleOp, consume: bool = False) -> None:
+        """Compile `module`; with `consume` it is lowered in place instead of a copy
+        (the caller gives it up: saves a clone of a large module)."""
         self.prototypes = {
             op.sym_name.data: Prototype.of(op)
             for op in module.ops
-            if isinstance(op, func.FuncOp) and not op.is_declaration
+            if isinstance(op, func.FuncOp)
+            and not op.is_declaration
+            and op.sym_visibility != builtin.StringAttr("private")
         }
-        lowered = module.clone()
+        lowered = module if consume else module.clone()
         lower_to_llvm_dialect(lowered)
         optimized = optimize(translate_to_llvm_ir(lowered))
         self.llvm_ir = str(optimized)

@@ -48,6 +48,7 @@ from tidu_mlir.lowering.element_rules import ELEMENTWISE_OPS, apply_elementwise
 from tidu_mlir.lowering.fusion import Cluster, plan
 from tidu_mlir.lowering.kernels import KERNELS, constant_element
 from tidu_mlir.lowering.loops import Buffer, Index, LoopBuilder, buffer_memref_type
+from tidu_mlir.lowering.math_library import MathLibrary
 from tidu_mlir.lowering.scalar import Element, ScalarBuilder
 
 ALIGNMENT = 64
@@ -65,9 +66,10 @@ def _is_lowerable(op: Operation) -> bool:
 class FunctionLowering:
     """Lowers the body of one bufferized function (see the module docstring)."""
 
-    def __init__(self, function: func.FuncOp, module: ModuleOp):
+    def __init__(self, function: func.FuncOp, module: ModuleOp, library: MathLibrary):
         self.function = function
         self.module = module
+        self.library = library
         self.block = function.body.block
         ret = self.block.last_op
         assert isinstance(ret, func.ReturnOp)
@@ -210,7 +212,7 @@ class FunctionLowering:
     def _emit_cluster(self, cluster: Cluster) -> None:
         outputs = {value: self._result_buffer(value) for value in cluster.escaping_values()}
         inputs = self._cluster_inputs(cluster)
-        emitter = _ClusterBody(self.loops, cluster, inputs, self.splats, outputs)
+        emitter = _ClusterBody(self.loops, cluster, inputs, self.splats, outputs, self.library)
         self.loops.nest(self.builder, cluster.shape, emitter.emit)
 
     def _cluster_inputs(self, cluster: Cluster) -> dict[SSAValue, Buffer]:
@@ -236,9 +238,10 @@ class _ClusterBody:
     inputs: dict[SSAValue, Buffer]
     splats: dict[SSAValue, complex]
     outputs: dict[SSAValue, Buffer]
+    library: MathLibrary
 
     def emit(self, b: Builder, ivs: Index) -> None:
-        sb = ScalarBuilder(b)
+        sb = ScalarBuilder(b, library=self.library)
         values: dict[SSAValue, Element] = {}
 
         def element(value: SSAValue, idx: Index, cache: bool) -> Element:
@@ -277,6 +280,7 @@ class ConvertPrimToLoopsPass(ModulePass):
     name = "convert-prim-to-loops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        library = MathLibrary(op)
         for function in [f for f in op.ops if isinstance(f, func.FuncOp)]:
             if not function.is_declaration:
-                FunctionLowering(function, op).run()
+                FunctionLowering(function, op, library).run()

@@ -5,7 +5,7 @@
 
 The function is cloned into a module of its own, lowered by `lower-to-llvm`
 (bufferize, fused loop nests, llvm dialect), optimized at O3 and loaded by MCJIT
-(`jit.compile_module`). Arguments are checked by the JIT layer: exact dtype and
+(`jit.CompiledModule`). Arguments are checked by the JIT layer: exact dtype and
 shape, C-contiguous and aligned, else `TypeError`/`ValueError` naming the
 argument (a Python number is accepted for a rank-0 tensor). Outputs are freshly
 allocated; one result is returned as an array, several as a tuple.
@@ -31,7 +31,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.traits import SymbolTable
 
-from tidu_mlir.lowering.jit import JitFunction, compile_module
+from tidu_mlir.lowering.jit import CompiledModule, JitFunction
 from tidu_mlir.lowering.lower_to_llvm import lower_prim_to_loops
 from tidu_mlir.types import numpy_dtype
 
@@ -52,8 +52,14 @@ class CompiledFunction:
         self.output_types: tuple[TensorType, ...] = tuple(outputs)  # pyright: ignore[reportAttributeAccessIssue]
         module = ModuleOp([function.clone()])
         lower_prim_to_loops(module, Context(allow_unregistered=True))
-        self.module = compile_module(module)
+        # Cached by this function's text (`compile_function`): no second key to print.
+        self.module = CompiledModule(module, consume=True)
         self._native: JitFunction = self.module[self.name]
+        self._rank0 = tuple(
+            (i, numpy_dtype(t.get_element_type()))
+            for i, t in enumerate(self.input_types)
+            if not t.get_shape()
+        )
 
     @property
     def llvm_ir(self) -> str:
@@ -61,17 +67,19 @@ class CompiledFunction:
         return self.module.llvm_ir
 
     def __call__(self, *args: object) -> Any:
-        arrays = [_rank0(a, t) for a, t in zip(args, self.input_types, strict=False)]
-        result = self._native(*arrays, *args[len(arrays) :])
-        return result
+        if not self._rank0:
+            return self._native(*args)
+        arrays = list(args)
+        for i, dtype in self._rank0:
+            if i < len(arrays):
+                arrays[i] = _rank0(arrays[i], dtype)
+        return self._native(*arrays)
 
 
-def _rank0(value: object, typ: TensorType) -> object:
+def _rank0(value: object, dtype: np.dtype[Any]) -> object:
     """A Python or numpy number for a rank-0 tensor argument, as a 0-d array."""
-    if typ.get_shape() or isinstance(value, np.ndarray):
-        return value
     if isinstance(value, int | float | complex | np.number) and not isinstance(value, bool):
-        return np.asarray(value, dtype=numpy_dtype(typ.get_element_type()))
+        return np.asarray(value, dtype=dtype)
     return value
 
 

@@ -3,6 +3,8 @@
 Unlike xDSL's own `llvm` target it checks that everything was lowered (a
 diagnostic names the first op that was not) and sets the host triple and data
 layout. The IR is printed before optimization, as produced by the translation.
+`cg.graph` fragments are the AD source that materialized functions were made
+from; they stay in the module and are not translated.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.target import Target
 
+from tidu_mlir.dialects.cg import GraphOp
 from tidu_mlir.lowering.backend import translate_to_llvm_ir
 
 
@@ -24,4 +27,8 @@ class LLVMTarget(Target):
     name = "llvm"
 
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
-        output.write(translate_to_llvm_ir(module))
+        code = module.clone()
+        for op in list(code.body.block.ops):
+            if isinstance(op, GraphOp):
+                op.erase()
+        output.write(translate_to_llvm_ir(code))
