@@ -360,47 +360,51 @@ def _run_transposed(derived: _Derived, primal_values: dict[InputKey, Any], cts: 
     return _fill(results[skip:], derived.transposed.fragment.active_flags, specs, like)
 
 
+def _gradient(fn: Callable[..., Any], argnums: int | Sequence[int], args: Sequence[Any],
+              with_value: bool) -> tuple[Any, Any]:  # fmt: skip
+    """`(value or None, gradient)` of a real scalar function, from one compiled
+    function that computes the value too only when asked."""
+    specs = _specs(args)
+    nums = _normalize_argnums(argnums, len(args))
+    derived = _derived(
+        fn, ("grad", specs, nums, with_value), lambda: _stage_vjp(fn, specs, nums, with_value)
+    )
+    assert derived.transposed is not None
+    traced = derived.staged.traced
+    out_specs = _output_specs(traced)
+    if traced.out_tree is not None or out_specs[0].shape != ():
+        shape = out_specs[0].shape if traced.out_tree is None else f"{len(out_specs)} outputs"
+        raise TypeError(f"grad requires a scalar output; got shape {shape}")
+    if out_specs[0].dtype.kind == "c":
+        raise TypeError("grad requires a real scalar output; got a complex one (use vjp)")
+    values = _primal_values(args, specs)
+    if derived.linear.fragment.active_flags[0]:
+        ((ct_key, _),) = derived.transposed.tangent_inputs
+        values[ct_key] = np.ones((), out_specs[0].dtype)
+    results = derived.staged.call(values)
+    value, gradients = (results[0], results[1:]) if with_value else (None, results)
+    flags = derived.transposed.fragment.active_flags
+    grads = _fill(gradients, flags, [specs[n] for n in nums], args)
+    return value, grads[0] if isinstance(argnums, int) else tuple(grads)
+
+
 def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
     """`(fn(*args), grad)` in one compiled function; grad per `argnums`."""
 
     @functools.wraps(fn)
     def value_and_grad_fn(*args: Any) -> tuple[Any, Any]:
-        specs = _specs(args)
-        nums = _normalize_argnums(argnums, len(args))
-        derived = _derived(
-            fn, ("vjp+value", specs, nums), lambda: _stage_vjp(fn, specs, nums, True)
-        )
-        traced = derived.staged.traced
-        out_specs = _output_specs(traced)
-        if traced.out_tree is not None or out_specs[0].shape != ():
-            shape = out_specs[0].shape if traced.out_tree is None else f"{len(out_specs)} outputs"
-            raise TypeError(f"grad requires a scalar output; got shape {shape}")
-        if out_specs[0].dtype.kind == "c":
-            raise TypeError("grad requires a real scalar output; got a complex one (use vjp)")
-        seed = np.ones((), out_specs[0].dtype)
-        values = _primal_values(args, specs)
-        if derived.linear.fragment.active_flags[0]:
-            ((ct_key, _),) = derived.transposed.tangent_inputs  # type: ignore[union-attr]
-            values[ct_key] = seed
-        results = derived.staged.call(values)
-        value = results[0]
-        grads_active = results[1:]
-        flags = derived.transposed.fragment.active_flags if derived.transposed else ()  # type: ignore[union-attr]
-        grads = _fill(grads_active, flags, [specs[n] for n in nums], args)
-        grad_value = grads[0] if isinstance(argnums, int) else tuple(grads)
-        return value, grad_value
+        return _gradient(fn, argnums, args, with_value=True)
 
     return value_and_grad_fn
 
 
 def grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
     """The gradient of a real scalar function (SPEC §1.6 for complex inputs:
-    `grad |z|²` is `2z`)."""
-    both = value_and_grad(fn, argnums)
+    `grad |z|²` is `2z`). The value itself is not computed."""
 
     @functools.wraps(fn)
     def grad_fn(*args: Any) -> Any:
-        return both(*args)[1]
+        return _gradient(fn, argnums, args, with_value=False)[1]
 
     return grad_fn
 
