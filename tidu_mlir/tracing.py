@@ -75,6 +75,7 @@ class Trace:
     inputs: list[cg.InputOp] = field(default_factory=list)
     closures: list[tuple[Tracer, cg.InputOp]] = field(default_factory=list)
     _lifted: dict[int, Tracer] = field(default_factory=dict)
+    _small_constants: dict[tuple[str, tuple[int, ...], bytes], Tracer] = field(default_factory=dict)
 
     def emit(self, op: Operation) -> Operation:
         """Append `op` to the fragment."""
@@ -298,11 +299,27 @@ def current_trace(*values: Any) -> Trace | None:
     return max(traces, key=lambda t: t.level) if traces else None
 
 
+SMALL_CONSTANT_SIZE = 16
+"""Constants up to this many elements are made once per trace and reused."""
+
+
 def constant(trace: Trace, value: Any, dtype: np.dtype) -> Tracer:
-    """A constant of the given dtype (scalars stay 0-d; callers broadcast)."""
-    op = prim.ConstantOp.from_value(np.asarray(value, dtype=dtype))
+    """A constant of the given dtype (scalars stay 0-d; callers broadcast).
+
+    Small constants (the Python scalars of `x * 2.0 + 1.0`) are emitted once
+    per trace: a deep chain would otherwise spend most of its tracing time
+    building identical `prim.constant` ops."""
+    array = np.asarray(value, dtype=dtype)
+    key = (array.dtype.str, array.shape, array.tobytes())
+    small = array.size <= SMALL_CONSTANT_SIZE
+    if small and (known := trace._small_constants.get(key)) is not None:
+        return known
+    op = prim.ConstantOp.from_value(array)
     trace.emit(op)
-    return Tracer(op.result, trace)
+    tracer = Tracer(op.result, trace)
+    if small:
+        trace._small_constants[key] = tracer
+    return tracer
 
 
 def emit(trace: Trace, op: Operation) -> Tracer:
