@@ -253,3 +253,21 @@ def test_jvp_and_vjp_agree_with_jax(case: Case, jax_modules) -> None:
     _, our_vjp = td.vjp(case.fn, *args)
     for mine, theirs in zip(our_vjp(ct), jax_vjp(np.conj(ct)), strict=True):
         np.testing.assert_allclose(mine, np.conj(np.asarray(theirs)), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("case", SCALAR_CASES, ids=lambda c: c.name)
+def test_grad_and_hessian_agree_with_jax(case: Case, jax_modules) -> None:
+    jax, jnp = jax_modules
+    args = case.make_args(np.random.default_rng(9))
+    jax_fn = functools.partial(case.fn, xp=jnp)
+    argnums = tuple(range(len(args)))
+    for ours, theirs in zip(td.grad(case.fn, argnums)(*args), jax.grad(jax_fn, argnums)(*args),
+                            strict=True):  # fmt: skip
+        # SPEC §1.6: a real loss with ct = 1 gives conj of JAX's gradient.
+        np.testing.assert_allclose(ours, np.conj(np.asarray(theirs)), rtol=1e-9, atol=1e-12)
+    if args[0].dtype.kind == "c":
+        return  # the Hessian of a complex input is the R-linear map; JAX's differs
+    ours_h = td.hessian(case.fn)(*args)
+    np.testing.assert_allclose(
+        ours_h, np.asarray(jax.hessian(jax_fn)(*args)), rtol=1e-8, atol=1e-10
+    )
