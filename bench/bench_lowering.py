@@ -5,7 +5,8 @@
 Workloads (float64):
 * chain:  z = tanh(x*y) * exp(-x) + sin(y) on 10^6 elements
 * grad:   d/dx sum(z) from the AD pipeline: `td.jit(td.grad(f))` (linearize,
-          transpose, materialize, compile), against `jax.jit(jax.grad(f))`
+          transpose, materialize, compile), against `jax.jit(jax.grad(f))`;
+          `grad1`: the same tidu code limited to one thread (`omp_set_num_threads`)
 * matmul: dot_general 256x784 @ 784x256
 * call:   the overhead of one call of a compiled function on 8 elements
 * compile time of `chain` and of deep elementwise chains of 1,000 and 10,000 ops
@@ -16,6 +17,8 @@ allocation; ratios are other/tidu (> 1 means tidu is faster).
 from __future__ import annotations
 
 import argparse
+import ctypes
+import ctypes.util
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -30,7 +33,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 import tidu_mlir as td
 import tidu_mlir.numpy as tnp
 from tidu_mlir.dialects import prim
-from tidu_mlir.lowering import runtime
+from tidu_mlir.lowering import parallel, runtime
 
 N = 10**6
 
@@ -157,6 +160,12 @@ def main() -> None:
             "numpy": best(lambda: s8 * s8, repeat * 100),
         },
     }
+    if parallel.libgomp_available():
+        gomp = ctypes.CDLL(ctypes.util.find_library("gomp"))
+        threads = gomp.omp_get_max_threads()
+        gomp.omp_set_num_threads(1)
+        rows["grad1"] = {"tidu": best(lambda: grad(x, y), repeat)}
+        gomp.omp_set_num_threads(threads)
     if jax is not None and jnp is not None:
 
         def jchain(u, v):

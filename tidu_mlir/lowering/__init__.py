@@ -48,6 +48,12 @@ def _prim_to_loops() -> type[ModulePass]:
     return ConvertPrimToLoopsPass
 
 
+def _parallelize() -> type[ModulePass]:
+    from tidu_mlir.lowering.parallel import ParallelizeLoopsPass
+
+    return ParallelizeLoopsPass
+
+
 def _lower_to_llvm() -> type[ModulePass]:
     from tidu_mlir.lowering.lower_to_llvm import LowerToLLVMPass
 
@@ -63,6 +69,7 @@ def _llvm_target() -> type[Target]:
 LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "prim-bufferize": _bufferize,
     "convert-prim-to-loops": _prim_to_loops,
+    "parallelize-loops": _parallelize,
     "lower-to-llvm": _lower_to_llvm,
     "convert-arith-to-llvm": _arith,
     "convert-math-to-llvm": _math,

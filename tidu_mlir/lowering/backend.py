@@ -5,12 +5,14 @@ it, optimizes it at O3 with the new pass manager for a target machine of the
 host CPU (its name and features, so the loop vectorizer may use AVX2/AVX-512),
 and MCJIT compiles it. Workarounds for xDSL 0.74's backend: intrinsics reach it
 only as `llvm.call_intrinsic` with mangled names (its `llvm.intr.*` declarations
-are unmangled), and the module must contain only `llvm.func`/`llvm.mlir.global`,
-which `check_llvm_module` enforces with a readable diagnostic.
+are unmangled), and the module must contain only `llvm.func`/`llvm.mlir.global`
+(and `cg.graph` fragments, which are not translated), which `check_llvm_module`
+enforces with a readable diagnostic.
 """
 
 import functools
 import threading
+from typing import NoReturn
 
 import llvmlite.binding as llvm
 from xdsl.backend.llvm.convert import convert_module
@@ -19,6 +21,7 @@ from xdsl.dialects.builtin import ModuleOp, UnrealizedConversionCastOp
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import DiagnosticException
 
+from tidu_mlir.dialects.cg import GraphOp
 from tidu_mlir.lowering.vector_library import use_libmvec
 
 OPT_LEVEL = 3
@@ -53,18 +56,26 @@ def host_target_machine() -> llvm.TargetMachine:
 
 
 def check_llvm_module(module: ModuleOp) -> None:
-    """Raise a diagnostic naming the first op that is not in the `llvm` dialect."""
-    for op in module.walk():
-        if op is module:
+    """Raise a diagnostic naming the first op that is not in the `llvm` dialect.
+
+    Top-level `cg.graph` fragments are accepted and left alone: they are the AD
+    source that materialized functions were made from, not code to translate.
+    """
+    for top in module.ops:
+        if isinstance(top, GraphOp):
             continue
-        if isinstance(op, UnrealizedConversionCastOp) or not op.name.startswith("llvm."):
-            raise DiagnosticException(
-                f"cannot translate to LLVM IR: '{op.name}' was not lowered to the llvm "
-                f"dialect (in {_enclosing_function(op)})"
-            )
-    for op in module.ops:
-        if not isinstance(op, llvm_dialect.FuncOp | llvm_dialect.GlobalOp):
-            raise DiagnosticException(f"unexpected top-level op '{op.name}'")
+        if not isinstance(top, llvm_dialect.FuncOp | llvm_dialect.GlobalOp):
+            _not_lowered(top)
+        for op in top.walk():
+            if isinstance(op, UnrealizedConversionCastOp) or not op.name.startswith("llvm."):
+                _not_lowered(op)
+
+
+def _not_lowered(op: Operation) -> NoReturn:
+    raise DiagnosticException(
+        f"cannot translate to LLVM IR: '{op.name}' was not lowered to the llvm "
+        f"dialect (in {_enclosing_function(op)})"
+    )
 
 
 def _enclosing_function(op: Operation) -> str:
@@ -75,12 +86,20 @@ def _enclosing_function(op: Operation) -> str:
 
 
 def translate_to_llvm_ir(module: ModuleOp) -> str:
-    """LLVM IR text of an `llvm`-dialect module, for the host target."""
+    """LLVM IR text of an `llvm`-dialect module, for the host target (`cg.graph`
+    fragments are skipped)."""
     check_llvm_module(module)
+    if any(isinstance(op, GraphOp) for op in module.ops):
+        module = ModuleOp([op.clone() for op in module.ops if not isinstance(op, GraphOp)])
     tm = host_target_machine()
-    return str(
-        convert_module(module, fallback_target_triple=tm.triple, data_layout=str(tm.target_data))
+    ir_module = convert_module(
+        module, fallback_target_triple=tm.triple, data_layout=str(tm.target_data)
     )
+    # xDSL's translation drops the linkage: internal helpers may be deleted once inlined.
+    for op in module.ops:
+        if isinstance(op, llvm_dialect.FuncOp) and op.linkage.linkage.data == "internal":
+            ir_module.get_global(op.sym_name.data).linkage = "internal"
+    return str(ir_module)
 
 
 def optimize(llvm_ir: str) -> llvm.ModuleRef:

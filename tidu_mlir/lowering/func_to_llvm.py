@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func, llvm
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, UnitAttr
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -59,6 +59,12 @@ def _arg_attrs(
     return ArrayAttr(dicts)
 
 
+def _linkage(op: func.FuncOp, is_declaration: bool) -> str:
+    """`internal` for private definitions (helpers: LLVM drops them once inlined)."""
+    private = op.sym_visibility == StringAttr("private") and not is_declaration
+    return "internal" if private else "external"
+
+
 @dataclass
 class ConvertFunc(RewritePattern):
     noalias: bool
@@ -74,7 +80,7 @@ class ConvertFunc(RewritePattern):
         new_op = llvm.FuncOp(
             op.sym_name.data,
             function_type,
-            linkage=llvm.LinkageAttr("external"),
+            linkage=llvm.LinkageAttr(_linkage(op, is_declaration)),
             body=body,
             other_props={"arg_attrs": arg_attrs} if arg_attrs is not None else None,
         )

@@ -1,8 +1,9 @@
 """`lower-to-llvm`: the whole lowering, prim on tensors to the `llvm` dialect, as one pass.
 
 Steps: `prim-bufferize` (buffer calling convention), `convert-prim-to-loops`
-(fused loop nests), then the bottom half (`pipeline.llvm_lowering_passes`:
-scf/memref/math/arith/cf/func to llvm, reconcile casts). `tidu-opt -p
+(fused loop nests), `parallelize-loops` (large nests on all cores), then the
+bottom half (`pipeline.llvm_lowering_passes`: scf/memref/math/arith/cf/func to
+llvm, reconcile casts). `tidu-opt -p
 lower-to-llvm -t llvm FILE` prints the resulting LLVM IR.
 """
 
@@ -15,15 +16,18 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from tidu_mlir.lowering.bufferize import PrimBufferizePass
+from tidu_mlir.lowering.parallel import ParallelizeLoopsPass
 from tidu_mlir.lowering.pipeline import lower_to_llvm_dialect
 from tidu_mlir.lowering.prim_to_loops import ConvertPrimToLoopsPass
 
 
 def lower_prim_to_loops(module: ModuleOp, ctx: Context | None = None) -> None:
-    """Bufferize and lower the prim ops of `module` to loop nests, in place."""
+    """Bufferize and lower the prim ops of `module` to loop nests (large ones
+    parallel), in place."""
     ctx = ctx if ctx is not None else Context(allow_unregistered=True)
     PrimBufferizePass().apply(ctx, module)
     ConvertPrimToLoopsPass().apply(ctx, module)
+    ParallelizeLoopsPass().apply(ctx, module)
 
 
 @dataclass(frozen=True)

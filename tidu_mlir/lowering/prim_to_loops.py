@@ -43,7 +43,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
 from tidu_mlir.dialects import prim
-from tidu_mlir.lowering.blas import emit_gemm, plan_gemm
+from tidu_mlir.lowering.blas import Product, emit_call, plan_products
 from tidu_mlir.lowering.element_rules import ELEMENTWISE_OPS, apply_elementwise
 from tidu_mlir.lowering.fusion import Cluster, plan
 from tidu_mlir.lowering.kernels import KERNELS, constant_element
@@ -80,6 +80,8 @@ class FunctionLowering:
         self.constants: dict[SSAValue, prim.ConstantOp] = {}
         self.destinations: dict[SSAValue, list[Buffer]] = {}
         self.temporaries: list[SSAValue] = []
+        self.products: dict[prim.DotGeneralOp, Product] = {}
+        self.folded: set[prim.TransposeOp] = set()
 
     # ----- driver -----------------------------------------------------------
 
@@ -100,6 +102,8 @@ class FunctionLowering:
                     f"convert-prim-to-loops: cannot lower '{op.name}' "
                     f"(in @{self.function.sym_name.data})"
                 )
+        self.products = plan_products(computed)
+        self.folded = {t for product in self.products.values() for t in product.transposes}
         for node in plan(computed, is_fusable):
             if isinstance(node, Cluster):
                 self._emit_cluster(node)
@@ -193,11 +197,16 @@ class FunctionLowering:
         if isinstance(op, prim.ReshapeOp):
             self.buffers[op.result] = self._reshape_view(op)
             return
+        if op in self.folded:  # read or written by a BLAS call (blas.plan_products)
+            return
+        if isinstance(op, prim.DotGeneralOp) and (product := self.products.get(op)):
+            operands = [self.buffer_of(product.lhs), self.buffer_of(product.rhs)]
+            out = self._result_buffer(product.result)
+            element = prim.element_type_of(op.result.type)
+            emit_call(self.module, self.loops, self.builder, product.call, element, operands, out)
+            return
         operands = [self.buffer_of(v) for v in op.operands]
         out = self._result_buffer(op.results[0])
-        if isinstance(op, prim.DotGeneralOp) and (gemm := plan_gemm(op)) is not None:
-            emit_gemm(self.module, self.builder, op, gemm, operands, out)
-            return
         KERNELS[type(op)](self.loops, self.builder, op, operands, out)
 
     def _reshape_view(self, op: prim.ReshapeOp) -> Buffer:

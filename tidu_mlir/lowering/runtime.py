@@ -31,6 +31,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.traits import SymbolTable
 
+from tidu_mlir.lowering.allocator import retain_freed_memory
 from tidu_mlir.lowering.jit import CompiledModule, JitFunction
 from tidu_mlir.lowering.lower_to_llvm import lower_prim_to_loops
 from tidu_mlir.types import numpy_dtype
@@ -89,6 +90,7 @@ _lock = threading.Lock()
 
 def compile_function(target: func.FuncOp | ModuleOp, name: str | None = None) -> CompiledFunction:
     """Compile `target` (a `func.func`, or the function `name` of a module), cached."""
+    retain_freed_memory()
     function = _find_function(target, name)
     key = hashlib.sha256(str(function).encode()).hexdigest()
     with _lock:

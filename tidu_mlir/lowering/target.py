@@ -16,7 +16,6 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.target import Target
 
-from tidu_mlir.dialects.cg import GraphOp
 from tidu_mlir.lowering.backend import translate_to_llvm_ir
 
 
@@ -27,8 +26,4 @@ class LLVMTarget(Target):
     name = "llvm"
 
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
-        code = module.clone()
-        for op in list(code.body.block.ops):
-            if isinstance(op, GraphOp):
-                op.erase()
-        output.write(translate_to_llvm_ir(code))
+        output.write(translate_to_llvm_ir(module))
