@@ -46,6 +46,7 @@ from __future__ import annotations
 import ctypes.util
 import functools
 import math as pymath
+import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import cast
@@ -98,9 +99,20 @@ _OMP_FUNCTIONS = {
 }
 
 
+GOMP_SPIN_DEFAULT = "1000"
+"""libgomp's idle workers spin this many iterations, then sleep. Its default
+(300,000, ~0.1 ms) keeps a core busy after every parallel loop, which on two
+cores starves the OpenBLAS threads of the next matrix product (an MLP gradient
+ran 4x slower); 1,000 measured best for both (docs/lowering.md)."""
+
+
 @functools.cache
 def libgomp_available() -> bool:
-    """Load libgomp into the process once (MCJIT resolves `GOMP_parallel` there)."""
+    """Load libgomp into the process once (MCJIT resolves `GOMP_parallel` there).
+
+    `GOMP_SPINCOUNT` is set first, unless the user set it, because libgomp
+    reads it when it loads."""
+    os.environ.setdefault("GOMP_SPINCOUNT", GOMP_SPIN_DEFAULT)
     name = ctypes.util.find_library("gomp")
     if name is None:
         return False
