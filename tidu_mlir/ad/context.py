@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TypeAlias
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.traits import SymbolTable
 
 from tidu_mlir.ad.interface import ADRuleError, OpT, RuleKind
@@ -26,9 +26,11 @@ from tidu_mlir.dialects.cg import (
     InputKey,
     LinearizedRoleAttr,
     LinearOp,
+    OutputOp,
+    allocate_pass_id,
     parse_key_spec,
 )
-from tidu_mlir.graph import fragment_path, lookup_fragment
+from tidu_mlir.graph import fragment_output_op, fragment_path, lookup_fragment
 
 Target: TypeAlias = Fragment | tuple[ModuleOp, str]
 """A fragment, or a module and the path of a fragment in it (`@f::@jvp1`)."""
@@ -123,6 +125,27 @@ class FragmentBuilder:
                     "(return None for a zero)"
                 )
         return values
+
+
+def attach_linear_fragment(
+    module: ModuleOp,
+    parent: Fragment,
+    block: Block,
+    sym_name: str,
+    pass_id: int,
+    tangent_inputs: Sequence[tuple[InputKey, SSAValue]],
+    tangent_outputs: Sequence[SSAValue | None],
+) -> LinearizedGraph:
+    """Close `block` with its active outputs, wrap it in `cg.linear`, insert it
+    just before `parent`'s `cg.output`, and take the pass id from the module
+    (only now, so a refused pass leaves the module unchanged)."""
+    block.add_op(OutputOp([value for value in tangent_outputs if value is not None]))
+    active = [value is not None for value in tangent_outputs]
+    linear = LinearOp(sym_name, pass_id, active, Region(block))
+    linear.location = parent.location
+    allocate_pass_id(module)
+    parent.body.block.insert_op_before(linear, fragment_output_op(parent))
+    return LinearizedGraph(linear, list(tangent_inputs), list(tangent_outputs))
 
 
 def resolve_target(target: Target) -> tuple[ModuleOp, Fragment]:

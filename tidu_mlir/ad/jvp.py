@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
+from xdsl.ir import Block, Operation, OpResult, SSAValue
 
 from tidu_mlir.ad.context import (
     FragmentBuilder,
     LinearizedGraph,
     Target,
     as_key,
+    attach_linear_fragment,
     check_new_symbol,
     discard,
     resolve_target,
@@ -28,9 +29,6 @@ from tidu_mlir.dialects.cg import (
     Fragment,
     InputKey,
     InputOp,
-    LinearOp,
-    OutputOp,
-    allocate_pass_id,
     key_spec,
     next_pass_id,
     tangent_of,
@@ -38,7 +36,6 @@ from tidu_mlir.dialects.cg import (
 from tidu_mlir.graph import (
     enclosing_fragments,
     fragment_inputs,
-    fragment_output_op,
     fragment_outputs,
     fragment_path,
     reachable_ops,
@@ -96,14 +93,9 @@ def linearize(
         discard(block)
         raise
     tangent_outputs = [tangents.get(value) for value in requested]
-    block.add_op(OutputOp([value for value in tangent_outputs if value is not None]))
-    linear = LinearOp(
-        sym_name, pass_id, [value is not None for value in tangent_outputs], Region(block)
+    return attach_linear_fragment(
+        module, fragment, block, sym_name, pass_id, tangent_inputs, tangent_outputs
     )
-    linear.location = fragment.location
-    allocate_pass_id(module)
-    fragment.body.block.insert_op_before(linear, fragment_output_op(fragment))
-    return LinearizedGraph(linear, tangent_inputs, tangent_outputs)
 
 
 def _propagate(

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Block, SSAValue
 
 from tidu_mlir.ad.context import (
     FragmentBuilder,
     LinearizedGraph,
+    attach_linear_fragment,
     check_new_symbol,
     discard,
     module_of,
@@ -32,7 +33,6 @@ from tidu_mlir.dialects.cg import (
     InputOp,
     LinearOp,
     OutputOp,
-    allocate_pass_id,
     next_pass_id,
     role_of,
 )
@@ -74,14 +74,9 @@ def linear_transpose(
         discard(block)
         raise
     tangent_outputs = [cotangents.get(op.result) for op in fragment_inputs(fragment)]
-    block.add_op(OutputOp([value for value in tangent_outputs if value is not None]))
-    transposed = LinearOp(
-        sym_name, pass_id, [value is not None for value in tangent_outputs], Region(block)
+    return attach_linear_fragment(
+        module, fragment, block, sym_name, pass_id, seeds, tangent_outputs
     )
-    transposed.location = fragment.location
-    allocate_pass_id(module)
-    fragment.body.block.insert_op_before(transposed, fragment_output_op(fragment))
-    return LinearizedGraph(transposed, seeds, tangent_outputs)
 
 
 def _seed(
