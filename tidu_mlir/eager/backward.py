@@ -166,9 +166,8 @@ def backward_node(
     plan = ctx.plan(node, tuple(seeds))
     if plan is None:
         return
-    external = executor.execute_forward(node, node.initial_data())
     cotangent_out = [seeds[slot] for slot in plan.seed_slots]
-    results = executor.run_transposed_linear(plan.linear, cotangent_out, external, ctx)
+    results = _run_transposed(node, plan.linear, cotangent_out, executor, ctx)
     for index, cotangent in zip(plan.wrt_inputs, results, strict=True):
         if cotangent is None:
             continue
@@ -177,6 +176,24 @@ def backward_node(
         cotangents[key] = (
             cotangent if existing is None else executor.add_operands(existing, cotangent)
         )
+
+
+def _run_transposed(
+    node: RecordedGraph,
+    linear: LinearizedGraph,
+    cotangent_out: list[Operand | None],
+    executor: BackwardExecutor,
+    ctx: BackwardContext,
+) -> Sequence[Operand | None]:
+    """seeds/003's `execute_forward` then `run_transposed_linear`, unless the
+    executor offers the optional shortcut `run_node(node, linear, seeds)`
+    (the frontend's compiled executor takes the node's inputs by position
+    instead of replaying the forward graph) and it applies (not None)."""
+    run_node = getattr(executor, "run_node", None)
+    if run_node is not None and (results := run_node(node, linear, cotangent_out)) is not None:
+        return results
+    external = executor.execute_forward(node, node.initial_data())
+    return executor.run_transposed_linear(linear, cotangent_out, external, ctx)
 
 
 class EvaluatorExecutor:

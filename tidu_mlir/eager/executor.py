@@ -15,7 +15,6 @@ from __future__ import annotations
 import itertools
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects.func import FuncOp
@@ -26,22 +25,41 @@ from tidu_mlir.dialects import cg
 from tidu_mlir.eager.backward import BackwardContext, zeros_like_value
 from tidu_mlir.eager.recording import Operand, RecordedGraph
 from tidu_mlir.execution import Backend, Executable, default_backend, executable
-from tidu_mlir.graph import fragment_signature
+from tidu_mlir.graph import fragment_inputs, fragment_signature
 from tidu_mlir.types import numpy_dtype
 
 
-@dataclass(frozen=True)
 class CompiledBackward:
     """A transposed fragment compiled into a function.
 
     Arguments: `primal_inputs` (graph values, from the external data), then
     one cotangent per seed; results: the non-None tangent outputs, in order.
+    `input_positions`: where each primal input is among the graph's inputs
+    (None when one is not a graph input), computed once, so a call indexes
+    the node's inputs instead of hashing graph values.
     """
 
-    run: Executable
-    primal_inputs: tuple[SSAValue, ...]
-    argument_dtypes: tuple[np.dtype, ...]
-    backend: Backend
+    __slots__ = ("run", "primal_inputs", "argument_dtypes", "backend", "input_positions", "present")
+
+    def __init__(
+        self,
+        run: Executable,
+        primal_inputs: tuple[SSAValue, ...],
+        argument_dtypes: tuple[np.dtype, ...],
+        backend: Backend,
+        input_positions: tuple[int, ...] | None = None,
+        present: tuple[bool, ...] = (),
+    ) -> None:
+        self.run = run
+        self.primal_inputs = primal_inputs
+        self.argument_dtypes = argument_dtypes
+        self.backend = backend
+        self.input_positions = input_positions
+        self.present = present
+        """Per tangent output: whether it is computed (not None)."""
+
+    def __repr__(self) -> str:
+        return f"CompiledBackward(run={self.run!r}, backend={self.backend!r})"
 
 
 class CompiledExecutor:
@@ -90,6 +108,36 @@ class CompiledExecutor:
         results = iter(compiled.run(*cast))
         return [None if value is None else next(results) for value in linear.tangent_outputs]
 
+    def run_node(
+        self, node: RecordedGraph, linear: LinearizedGraph, seeds: list[Operand]
+    ) -> list[Operand | None] | None:
+        """`run_transposed_linear(linear, seeds, execute_forward(node,
+        node.initial_data()), ...)` without building the data dict: the primal
+        inputs are taken from the node's inputs by position. None when that
+        does not apply (retained values, or a primal input that is not a graph
+        input): the caller takes the general path."""
+        compiled = self.compile(linear)
+        positions = compiled.input_positions
+        if positions is None or node.retained_values:
+            return None
+        inputs = node.inputs
+        arguments = [inputs[position].data for position in positions]
+        arguments += [
+            cotangent if cotangent is not None else zeros_like_value(value)
+            for (_, value), cotangent in zip(linear.tangent_inputs, seeds, strict=True)
+        ]
+        for index, (argument, dtype) in enumerate(
+            zip(arguments, compiled.argument_dtypes, strict=True)
+        ):
+            if (
+                type(argument) is not np.ndarray
+                or argument.dtype is not dtype
+                or not argument.flags.c_contiguous
+            ):
+                arguments[index] = np.asarray(argument, dtype=dtype)
+        results = iter(compiled.run(*arguments))
+        return [next(results) if present else None for present in compiled.present]
+
     def add_operands(self, a: Operand, b: Operand) -> Operand:
         return np.add(a, b)
 
@@ -112,9 +160,25 @@ def _compile(linear: LinearizedGraph, backend: Backend) -> CompiledBackward:
         numpy_dtype(op.result.type.get_element_type())  # pyright: ignore[reportAttributeAccessIssue]
         for op in signature
     )
+    graph = linear.fragment.parent_op()
+    while graph is not None and not isinstance(graph, cg.GraphOp):
+        graph = graph.parent_op()  # the transposed fragment sits in the linearized one
+    index = (
+        {op.result: position for position, op in enumerate(fragment_inputs(graph))}
+        if isinstance(graph, cg.GraphOp)
+        else {}
+    )
+    positions = [index.get(value) for value in primal_inputs]
     function = materialize(linear.fragment, name=f"eager_backward{next(CompiledExecutor._names)}")
     run, used = _executable_with_fallback(function, backend)
-    return CompiledBackward(run, primal_inputs, dtypes, used)
+    return CompiledBackward(
+        run,
+        primal_inputs,
+        dtypes,
+        used,
+        None if None in positions else tuple(positions),  # pyright: ignore[reportArgumentType]
+        tuple(value is not None for value in linear.tangent_outputs),
+    )
 
 
 def _executable_with_fallback(function: FuncOp, backend: Backend) -> tuple[Executable, Backend]:
@@ -126,7 +190,9 @@ def _executable_with_fallback(function: FuncOp, backend: Backend) -> tuple[Execu
     if backend == "interp":
         return executable(function, "interp"), "interp"
     try:
-        compiled = executable(function, "llvm")
+        from tidu_mlir.lowering.runtime import compile_function
+
+        compiled = compile_function(function)
     except ImportError:
         return executable(function, "interp"), "interp"
     except Exception as error:  # a lowering gap must not break eager backward
@@ -139,9 +205,19 @@ def _executable_with_fallback(function: FuncOp, backend: Backend) -> tuple[Execu
         return executable(function, "interp"), "interp"
 
     def run(*arguments: np.ndarray) -> list[np.ndarray]:
-        return compiled(*(_contiguous(argument) for argument in arguments))
+        for argument in arguments:
+            if not _ready(argument):
+                arguments = tuple(_contiguous(a) for a in arguments)
+                break
+        results = compiled(*arguments)
+        return list(results) if isinstance(results, tuple) else [results]
 
     return run, "llvm"
+
+
+def _ready(array: np.ndarray) -> bool:
+    flags = array.flags
+    return flags.c_contiguous and flags.aligned
 
 
 def _contiguous(array: np.ndarray) -> np.ndarray:

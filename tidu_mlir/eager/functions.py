@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 import tidu_mlir.numpy as tnp
 from tidu_mlir.dialects import cg
+from tidu_mlir.eager.recording import EagerInput, RecordedGraph, graph_interface
 from tidu_mlir.eager.tensor import RUNTIME, Tensor, is_grad_enabled
 from tidu_mlir.tracing import ArraySpec, trace_function
 from tidu_mlir.types import numpy_dtype
@@ -37,33 +37,55 @@ __all__ = [
 SCALARS = (bool, int, float, complex)
 
 
-@dataclass(frozen=True)
 class TracedOp:
-    """The cached graph of one operation on given operand specs."""
+    """The cached graph of one operation on given operand specs, with what
+    recording needs of it read once (the per-call path only indexes these)."""
 
-    graph: cg.GraphOp
-    output_dtypes: tuple[np.dtype, ...]
+    __slots__ = ("graph", "output_dtypes", "interface")
+
+    def __init__(self, graph: cg.GraphOp, output_dtypes: tuple[np.dtype, ...]) -> None:
+        self.graph = graph
+        self.output_dtypes = output_dtypes
+        self.interface = graph_interface(graph)
+
+    def __repr__(self) -> str:
+        return f"TracedOp(graph={self.graph!r}, output_dtypes={self.output_dtypes!r})"
 
 
 GRAPHS: dict[Hashable, TracedOp] = {}
 """Traced graphs by (operation name, operand specs / static operands, static arguments)."""
 
 
-def apply(name: str, fn: Callable[..., Any], operands: Sequence[Any], static: Hashable = ()) -> Any:
+def apply(
+    name: str,
+    fn: Callable[..., Any],
+    operands: Sequence[Any],
+    static: Hashable = (),
+    numpy_fn: Callable[..., Any] | None = None,
+) -> Any:
     """`fn(*operands)` on concrete data, recorded on the tape when needed.
 
     `fn` is a function of tnp values (numpy on arrays, records on tracers);
     `static` holds what `fn` closes over (axes, shapes, ...) for the cache key.
-    Returns a `Tensor`, or a tuple of them when `fn` returns a tuple.
+    `numpy_fn`, when given, is what `fn` runs on concrete arrays (skips tnp's
+    dispatch). Returns a `Tensor`, or a tuple of them when `fn` returns a tuple.
     """
-    tensors = [_as_tensor(operand) for operand in operands]
-    result = fn(*[o if t is None else t.data for o, t in zip(operands, tensors, strict=True)])
-    arrays = [np.asarray(r) for r in (result if isinstance(result, tuple) else (result,))]
-    if is_grad_enabled() and builtins.any([t is not None and t.requires_grad for t in tensors]):
+    tensors = [o if type(o) is Tensor else _as_tensor(o) for o in operands]
+    result = (fn if numpy_fn is None else numpy_fn)(
+        *[o if t is None else t.data for o, t in zip(operands, tensors, strict=True)]
+    )
+    several = isinstance(result, tuple)
+    arrays = [np.asarray(r) for r in result] if several else [np.asarray(result)]
+    record = False
+    for t in tensors:
+        if t is not None and t._requires_grad:
+            record = is_grad_enabled()
+            break
+    if record:
         outputs = _record(name, fn, operands, tensors, static, arrays)
     else:
         outputs = [Tensor(array) for array in arrays]
-    return tuple(outputs) if isinstance(result, tuple) else outputs[0]
+    return tuple(outputs) if several else outputs[0]
 
 
 def _as_tensor(operand: Any) -> Tensor | None:
@@ -87,13 +109,22 @@ def _record(
     static: Hashable,
     arrays: Sequence[np.ndarray],
 ) -> list[Tensor]:
-    """Record one invocation; the results become tensors on the tape."""
+    """Record one invocation; the results become tensors on the tape.
+
+    The frontend builds the tape node itself (what `Recorder.record_graph`
+    does, minus its checks: the traced graph matches its operands by
+    construction, and at least one of them requires grad)."""
     traced = traced_op(name, fn, operands, tensors, static)
-    inputs = [t.as_input() for t in tensors if t is not None]
-    outputs = RUNTIME.recorder.record_graph(traced.graph, inputs)
+    inputs = tuple(
+        [EagerInput(t.key, t._trace, t._requires_grad, t.data) for t in tensors if t is not None]
+    )
+    fresh = RUNTIME.keys.fresh_input_key
+    keys = tuple([fresh() for _ in traced.output_dtypes])
+    node = RecordedGraph(traced.graph, inputs, keys, None, traced.interface)
+    make = Tensor._recorded
     return [
-        Tensor.from_output(array.astype(dtype, copy=False), output)
-        for array, dtype, output in zip(arrays, traced.output_dtypes, outputs, strict=True)
+        make(array if array.dtype is dtype else array.astype(dtype, copy=False), key, node)
+        for array, dtype, key in zip(arrays, traced.output_dtypes, keys, strict=True)
     ]
 
 
@@ -152,8 +183,10 @@ def _freeze(value: Any) -> Hashable:
 
 
 def _unary(name: str, fn: Callable[[Any], Any]) -> Callable[[Any], Tensor]:
+    concrete = getattr(np, name)  # what `fn` runs on arrays
+
     def op(x: Any) -> Tensor:
-        return apply(name, fn, (x,))
+        return apply(name, fn, (x,), (), concrete)
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"`tnp.{name}` on a tensor, recorded for backward."
@@ -161,8 +194,10 @@ def _unary(name: str, fn: Callable[[Any], Any]) -> Callable[[Any], Tensor]:
 
 
 def _binary(name: str, fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Tensor]:
+    concrete = getattr(np, name)  # what `fn` runs on arrays
+
     def op(x: Any, y: Any) -> Tensor:
-        return apply(name, fn, (x, y))
+        return apply(name, fn, (x, y), (), concrete)
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"`tnp.{name}` on tensors, recorded for backward."
@@ -230,19 +265,31 @@ def astype(x: Any, dtype: Any) -> Tensor:
 
 def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
     return apply(
-        "sum", lambda a: tnp.sum(a, axis=axis, keepdims=keepdims), (x,), (_freeze(axis), keepdims)
+        "sum",
+        lambda a: tnp.sum(a, axis=axis, keepdims=keepdims),
+        (x,),
+        (_freeze(axis), keepdims),
+        lambda a: np.sum(a, axis=axis, keepdims=keepdims),
     )
 
 
 def mean(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
     return apply(
-        "mean", lambda a: tnp.mean(a, axis=axis, keepdims=keepdims), (x,), (_freeze(axis), keepdims)
+        "mean",
+        lambda a: tnp.mean(a, axis=axis, keepdims=keepdims),
+        (x,),
+        (_freeze(axis), keepdims),
+        lambda a: np.mean(a, axis=axis, keepdims=keepdims),
     )
 
 
 def max(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
     return apply(
-        "max", lambda a: tnp.max(a, axis=axis, keepdims=keepdims), (x,), (_freeze(axis), keepdims)
+        "max",
+        lambda a: tnp.max(a, axis=axis, keepdims=keepdims),
+        (x,),
+        (_freeze(axis), keepdims),
+        lambda a: np.max(a, axis=axis, keepdims=keepdims),
     )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import weakref
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError, dataclass
 from typing import Any, TypeAlias
 
 from xdsl.dialects.builtin import StringAttr
@@ -83,8 +83,27 @@ def graph_interface(graph: cg.GraphOp) -> GraphInterface:
     return interface
 
 
-@dataclass(frozen=True, eq=False)
-class EagerInput:
+_set = object.__setattr__
+
+
+class _Frozen:
+    """Immutable `__slots__` records (cheaper to build than frozen dataclasses:
+    they are made for every recorded value, on the per-op path)."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__name__}({fields})"
+
+
+class EagerInput(_Frozen):
     """One input of a recorded invocation.
 
     `key`: the user-visible key cotangents are accumulated under. `trace`: the
@@ -93,40 +112,77 @@ class EagerInput:
     kept for the backward pass.
     """
 
+    __slots__ = ("key", "trace", "requires_grad", "data")
     key: ValueKey
     trace: RecordedGraph | None
     requires_grad: bool
     data: Operand
 
+    def __init__(
+        self, key: ValueKey, trace: RecordedGraph | None, requires_grad: bool, data: Operand
+    ) -> None:
+        _set(self, "key", key)
+        _set(self, "trace", trace)
+        _set(self, "requires_grad", requires_grad)
+        _set(self, "data", data)
 
-@dataclass(frozen=True, eq=False)
-class EagerOutput:
+
+class EagerOutput(_Frozen):
     """One output of a recorded invocation: its key, the tape node producing it
     (None when nothing required grad), and its position in that node's outputs."""
 
+    __slots__ = ("key", "trace", "requires_grad", "output_slot")
     key: ValueKey
     trace: RecordedGraph | None
     requires_grad: bool
     output_slot: int
 
+    def __init__(
+        self, key: ValueKey, trace: RecordedGraph | None, requires_grad: bool, output_slot: int
+    ) -> None:
+        _set(self, "key", key)
+        _set(self, "trace", trace)
+        _set(self, "requires_grad", requires_grad)
+        _set(self, "output_slot", output_slot)
 
-@dataclass(eq=False)
+
 class RecordedGraph:
     """A tape node: a primal fragment, the inputs it was invoked with (one per
     `cg.input` of the fragment, in program order), the keys of its outputs
     (one per `cg.output` operand) and the primal values retained for replay."""
 
-    graph: cg.GraphOp
-    inputs: tuple[EagerInput, ...]
-    output_keys: tuple[ValueKey, ...]
-    retained_values: Mapping[SSAValue, Operand] = field(default_factory=dict)
-    interface: GraphInterface | None = field(default=None, repr=False)
-    requires_grad_mask: tuple[bool, ...] = field(init=False, repr=False)
+    __slots__ = (
+        "graph",
+        "inputs",
+        "output_keys",
+        "retained_values",
+        "interface",
+        "requires_grad_mask",
+        "__weakref__",
+    )
 
-    def __post_init__(self) -> None:
-        if self.interface is None:
-            self.interface = graph_interface(self.graph)
-        self.requires_grad_mask = tuple([value.requires_grad for value in self.inputs])
+    def __init__(
+        self,
+        graph: cg.GraphOp,
+        inputs: tuple[EagerInput, ...],
+        output_keys: tuple[ValueKey, ...],
+        retained_values: Mapping[SSAValue, Operand] | None = None,
+        interface: GraphInterface | None = None,
+    ) -> None:
+        self.graph = graph
+        self.inputs = inputs
+        self.output_keys = output_keys
+        self.retained_values: Mapping[SSAValue, Operand] = (
+            {} if retained_values is None else retained_values
+        )
+        self.interface: GraphInterface = graph_interface(graph) if interface is None else interface
+        self.requires_grad_mask: tuple[bool, ...] = tuple([value.requires_grad for value in inputs])
+
+    def __repr__(self) -> str:
+        return (
+            f"RecordedGraph(graph={self.graph!r}, inputs={self.inputs!r}, "
+            f"output_keys={self.output_keys!r}, retained_values={self.retained_values!r})"
+        )
 
     @property
     def input_keys(self) -> tuple[ValueKey, ...]:
@@ -138,7 +194,6 @@ class RecordedGraph:
 
     def initial_data(self) -> dict[SSAValue, Operand]:
         """The known primal values, by graph value: inputs and retained values."""
-        assert self.interface is not None
         values = self.interface.input_values
         data = {value: given.data for value, given in zip(values, self.inputs, strict=True)}
         data.update(self.retained_values)

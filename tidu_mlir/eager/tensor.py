@@ -100,6 +100,17 @@ class Tensor:
         result._requires_grad = output.requires_grad
         return result
 
+    @staticmethod
+    def _recorded(data: np.ndarray, key: ValueKey, trace: RecordedGraph) -> Tensor:
+        """The tensor of one output of a tape node (the frontend's fast path)."""
+        result = Tensor.__new__(Tensor)
+        result.data = data
+        result.grad = None
+        result._requires_grad = True
+        result._key = key
+        result._trace = trace
+        return result
+
     # -- autograd ---------------------------------------------------------
 
     @property
