@@ -8,12 +8,9 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.utils.exceptions import PassFailedException
 
 from tidu_mlir.ad.transpose import linear_transpose
-from tidu_mlir.dialects.cg import LinearOp
-from tidu_mlir.graph import FragmentNotFoundError, lookup_fragment
-from tidu_mlir.passes.options import SymNameOptionPass, fragment_lookup_failed
+from tidu_mlir.passes.options import SymNameOptionPass, find_linear_fragment
 
 
 @dataclass(frozen=True)
@@ -26,12 +23,5 @@ class LinearTransposePass(SymNameOptionPass):
     sym_name: str | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        try:
-            fragment = lookup_fragment(op, self.graph)
-        except FragmentNotFoundError as error:
-            raise fragment_lookup_failed(error) from error
-        if not isinstance(fragment, LinearOp):
-            raise PassFailedException(
-                f"linear-transpose needs a cg.linear fragment; '{self.graph}' is a cg.graph"
-            )
-        linear_transpose(fragment, self.sym_name)
+        requirement = "linear-transpose needs a cg.linear fragment"
+        linear_transpose(find_linear_fragment(op, self.graph, requirement), self.sym_name)

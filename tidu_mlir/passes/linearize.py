@@ -9,8 +9,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 from tidu_mlir.ad.jvp import linearize
-from tidu_mlir.graph import FragmentNotFoundError
-from tidu_mlir.passes.options import SymNameOptionPass, fragment_lookup_failed
+from tidu_mlir.passes.options import SymNameOptionPass, find_fragment
 
 
 @dataclass(frozen=True)
@@ -27,7 +26,5 @@ class LinearizePass(SymNameOptionPass):
     sym_name: str | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        try:
-            linearize((op, self.graph), self.outputs, self.wrt, name=self.sym_name)
-        except FragmentNotFoundError as error:
-            raise fragment_lookup_failed(error) from error
+        fragment = find_fragment(op, self.graph)
+        linearize(fragment, self.outputs, self.wrt, name=self.sym_name)

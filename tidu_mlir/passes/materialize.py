@@ -9,8 +9,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 from tidu_mlir.ad.materialization import materialize
-from tidu_mlir.graph import FragmentNotFoundError
-from tidu_mlir.passes.options import SymNameOptionPass, fragment_lookup_failed
+from tidu_mlir.passes.options import SymNameOptionPass, find_fragment
 
 
 @dataclass(frozen=True)
@@ -24,7 +23,4 @@ class MaterializePass(SymNameOptionPass):
     sym_name: str | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        try:
-            materialize((op, self.graph), self.sym_name)
-        except FragmentNotFoundError as error:
-            raise fragment_lookup_failed(error) from error
+        materialize(find_fragment(op, self.graph), self.sym_name)

@@ -13,11 +13,13 @@ import re
 from dataclasses import dataclass
 from typing import Self
 
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import ArgSpec
 from xdsl.utils.exceptions import PassFailedException
 
-from tidu_mlir.graph import FragmentNotFoundError
+from tidu_mlir.dialects.cg import Fragment, LinearOp
+from tidu_mlir.graph import FragmentNotFoundError, lookup_fragment
 
 _PLAIN_VALUE = re.compile(r"[A-Za-z0-9_-]+|[-+]?[0-9]+(\.[0-9]*([eE][-+]?[0-9]+)?)?")
 _VALUE_END = ", \t\n}"
@@ -96,6 +98,19 @@ class SymNameOptionPass(ModulePass):
         return ArgSpec(spec.name, parameters)
 
 
-def fragment_lookup_failed(error: FragmentNotFoundError) -> PassFailedException:
-    """A missing fragment as the pass failure tidu-opt reports."""
-    return PassFailedException(str(error))
+def find_fragment(module: ModuleOp, path: str) -> Fragment:
+    """The fragment at `path`; a missing one is the pass failure tidu-opt
+    reports (its message lists the fragments that exist)."""
+    try:
+        return lookup_fragment(module, path)
+    except FragmentNotFoundError as error:
+        raise PassFailedException(str(error)) from error
+
+
+def find_linear_fragment(module: ModuleOp, path: str, requirement: str) -> LinearOp:
+    """The `cg.linear` fragment at `path`; `requirement` says why a `cg.graph`
+    is refused (e.g. "linear-transpose needs a cg.linear fragment")."""
+    fragment = find_fragment(module, path)
+    if not isinstance(fragment, LinearOp):
+        raise PassFailedException(f"{requirement}; '{path}' is a cg.graph")
+    return fragment

@@ -8,12 +8,9 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import PassFailedException
 
 from tidu_mlir.ad.linearity import verify_linearity, verify_module_linearity
-from tidu_mlir.dialects.cg import LinearOp
-from tidu_mlir.graph import FragmentNotFoundError, lookup_fragment
-from tidu_mlir.passes.options import fragment_lookup_failed
+from tidu_mlir.passes.options import find_linear_fragment
 
 
 @dataclass(frozen=True)
@@ -28,12 +25,5 @@ class VerifyLinearityPass(ModulePass):
         if self.graph is None:
             verify_module_linearity(op)
             return
-        try:
-            fragment = lookup_fragment(op, self.graph)
-        except FragmentNotFoundError as error:
-            raise fragment_lookup_failed(error) from error
-        if not isinstance(fragment, LinearOp):
-            raise PassFailedException(
-                f"verify-linearity checks cg.linear fragments; '{self.graph}' is a cg.graph"
-            )
-        verify_linearity(fragment)
+        requirement = "verify-linearity checks cg.linear fragments"
+        verify_linearity(find_linear_fragment(op, self.graph, requirement))
