@@ -11,8 +11,10 @@ to its first element (static shapes only, see docs/lowering.md); all other types
 are kept.
 """
 
+import ctypes.util
 from collections.abc import Sequence
 
+import llvmlite.binding as llvm_binding
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
     Float16Type,
@@ -120,3 +122,16 @@ def declare_functions(module: ModuleOp, declarations: dict[str, llvm.LLVMFunctio
         if SymbolTable.lookup_symbol(module, name) is None:
             decl = llvm.FuncOp(name, function_type, linkage=llvm.LinkageAttr("external"))
             module.body.block.add_op(decl)
+
+
+def load_system_library(short_name: str) -> bool:
+    """Load `lib<short_name>.so` into the process for MCJIT's symbol lookup;
+    False when it is missing or cannot be loaded."""
+    path = ctypes.util.find_library(short_name)
+    if path is None:
+        return False
+    try:
+        llvm_binding.load_library_permanently(path)
+    except RuntimeError:
+        return False
+    return True

@@ -43,7 +43,6 @@ Complex sums (two carried values) stay serial.
 
 from __future__ import annotations
 
-import ctypes.util
 import functools
 import math as pymath
 import os
@@ -51,7 +50,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import cast
 
-import llvmlite.binding as llvm_binding
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, func, llvm, memref, scf
@@ -73,7 +71,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from tidu_mlir.lowering.common import declare_functions, legal_type
+from tidu_mlir.lowering.common import declare_functions, legal_type, load_system_library
 
 PARALLEL_MIN_WORK = 1 << 16
 """Smallest estimated work (iterations x `block_work` of the body) run in parallel;
@@ -113,14 +111,7 @@ def libgomp_available() -> bool:
     `GOMP_SPINCOUNT` is set first, unless the user set it, because libgomp
     reads it when it loads."""
     os.environ.setdefault("GOMP_SPINCOUNT", GOMP_SPIN_DEFAULT)
-    name = ctypes.util.find_library("gomp")
-    if name is None:
-        return False
-    try:
-        llvm_binding.load_library_permanently(name)
-    except RuntimeError:
-        return False
-    return True
+    return load_system_library("gomp")
 
 
 def _byte_size(typ: Attribute) -> int:

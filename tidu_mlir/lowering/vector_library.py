@@ -14,11 +14,12 @@ keep calling libm. Accuracy: libmvec is documented to 4 ulp.
 
 from __future__ import annotations
 
-import ctypes.util
 import functools
 import re
 
 import llvmlite.binding as llvm
+
+from tidu_mlir.lowering.common import load_system_library
 
 _FUNCTIONS: dict[str, int] = {
     "exp": 1,
@@ -47,14 +48,7 @@ _INTRINSIC = re.compile(r"@llvm\.(" + "|".join(_FUNCTIONS) + r")\.v(\d+)(f32|f64
 @functools.cache
 def libmvec_available() -> bool:
     """Load libmvec into the process once; False when it is missing."""
-    name = ctypes.util.find_library("mvec")
-    if name is None:
-        return False
-    try:
-        llvm.load_library_permanently(name)
-    except RuntimeError:
-        return False
-    return True
+    return load_system_library("mvec")
 
 
 @functools.cache
