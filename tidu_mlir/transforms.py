@@ -20,7 +20,7 @@ import functools
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 from xdsl.dialects.builtin import DictionaryAttr
@@ -112,28 +112,31 @@ def _specs(args: Sequence[Any]) -> tuple[ArraySpec, ...]:
     return tuple(ArraySpec.of(a, f"#{i}") for i, a in enumerate(args))
 
 
-class _StageCache:
-    """Staged functions per (function, signature, transform), dropped with the function."""
-
-    def __init__(self) -> None:
-        self._by_function: weakref.WeakKeyDictionary[Any, dict[Any, Staged]] = (
-            weakref.WeakKeyDictionary()
-        )
-
-    def get(self, fn: Callable[..., Any], key: Any, build: Callable[[], Staged]) -> Staged:
-        try:
-            table = self._by_function.setdefault(fn, {})
-        except TypeError:  # not weak-referenceable: no caching
-            return build()
-        staged = table.get(key)
-        if staged is None:
-            staged = build()
-            if not staged.traced.closures:  # closures bind tracers of one call only
-                table[key] = staged
-        return staged
+class _Stage(Protocol):
+    @property
+    def traced(self) -> TracedFunction: ...
 
 
-_CACHE = _StageCache()
+StageT = TypeVar("StageT", bound=_Stage)
+
+_STAGES: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionary()
+"""Stages per function (weakly) and (transform, signature, ...) key."""
+
+
+def _cached(fn: Callable[..., Any], key: tuple[Any, ...], build: Callable[[], StageT]) -> StageT:
+    """The stage of `fn` for `key`, built once; not cached when `fn` cannot be
+    weakly referenced, or when the trace closed over tracers of an enclosing
+    trace (those bind to one call only)."""
+    try:
+        table = _STAGES.setdefault(fn, {})
+    except TypeError:
+        return build()
+    stage = table.get(key)
+    if stage is None:
+        stage = build()
+        if not stage.traced.closures:
+            table[key] = stage
+    return stage
 
 
 # --------------------------------------------------------------------------
@@ -158,6 +161,10 @@ class _Derived:
     linear: ad.LinearizedGraph
     transposed: ad.LinearizedGraph | None = None
 
+    @property
+    def traced(self) -> TracedFunction:
+        return self.staged.traced
+
 
 def _stage_jvp(fn: Callable[..., Any], specs: tuple[ArraySpec, ...], argnums: tuple[int, ...],
                with_primal: bool) -> _Derived:  # fmt: skip
@@ -176,24 +183,6 @@ def _stage_vjp(fn: Callable[..., Any], specs: tuple[ArraySpec, ...], argnums: tu
     extra = fragment_outputs(traced.graph) if with_primal else ()
     func = ad.materialize(transposed.fragment, name="vjp", extra_outputs=extra)
     return _Derived(Staged(traced, func), linear, transposed)
-
-
-_DERIVED: weakref.WeakKeyDictionary[Any, dict[Any, _Derived]] = weakref.WeakKeyDictionary()
-
-
-def _derived(
-    fn: Callable[..., Any], key: tuple[Any, ...], build: Callable[[], _Derived]
-) -> _Derived:
-    try:
-        table = _DERIVED.setdefault(fn, {})
-    except TypeError:
-        return build()
-    derived = table.get(key)
-    if derived is None:
-        derived = build()
-        if not derived.staged.traced.closures:
-            table[key] = derived
-    return derived
 
 
 def _normalize_argnums(argnums: int | Sequence[int], count: int) -> tuple[int, ...]:
@@ -263,7 +252,7 @@ def jit(fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def jitted(*args: Any) -> Any:
         specs = _specs(args)
-        staged = _CACHE.get(fn, ("jit", specs), lambda: _stage_primal(fn, specs))
+        staged = _cached(fn, ("jit", specs), lambda: _stage_primal(fn, specs))
         return _pack(staged.traced, staged.call(_primal_values(args, specs)))
 
     return jitted
@@ -294,7 +283,7 @@ def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any])
     primals, tangents = tuple(primals), tuple(tangents)
     specs = _specs(primals)
     argnums = tuple(range(len(primals)))
-    derived = _derived(fn, ("jvp", specs), lambda: _stage_jvp(fn, specs, argnums, True))
+    derived = _cached(fn, ("jvp", specs), lambda: _stage_jvp(fn, specs, argnums, True))
     values = _primal_values(primals, specs)
     outputs, tangent_outputs = _run_jvp(derived, values, tangents, [*primals, *tangents])
     traced = derived.staged.traced
@@ -306,7 +295,7 @@ def linearize(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[...,
     reused for every tangent given to `f_jvp`."""
     specs = _specs(primals)
     argnums = tuple(range(len(primals)))
-    derived = _derived(fn, ("linearize", specs), lambda: _stage_jvp(fn, specs, argnums, False))
+    derived = _cached(fn, ("linearize", specs), lambda: _stage_jvp(fn, specs, argnums, False))
     outputs = jit(fn)(*primals)
     primal_values = _primal_values(primals, specs)
 
@@ -322,7 +311,7 @@ def vjp(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]
     (SPEC §1.6 convention for complex numbers)."""
     specs = _specs(primals)
     argnums = tuple(range(len(primals)))
-    derived = _derived(fn, ("vjp", specs), lambda: _stage_vjp(fn, specs, argnums, False))
+    derived = _cached(fn, ("vjp", specs), lambda: _stage_vjp(fn, specs, argnums, False))
     traced = derived.staged.traced
     outputs = jit(fn)(*primals)
     primal_values = _primal_values(primals, specs)
@@ -366,7 +355,7 @@ def _gradient(fn: Callable[..., Any], argnums: int | Sequence[int], args: Sequen
     function that computes the value too only when asked."""
     specs = _specs(args)
     nums = _normalize_argnums(argnums, len(args))
-    derived = _derived(
+    derived = _cached(
         fn, ("grad", specs, nums, with_value), lambda: _stage_vjp(fn, specs, nums, with_value)
     )
     assert derived.transposed is not None
