@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -487,30 +487,42 @@ def linear_transpose(fn_lin: Callable[..., Any], *primals: Any) -> Callable[...,
     return transpose_fn
 
 
+STAGES = ("trace", "jvp", "vjp", "materialize", "llvm")
+"""The stages `ir` and `lower` show, in pipeline order."""
+
+
 def ir(fn: Callable[..., Any], *example_args: Any, stage: str = "trace") -> str:
     """The module of `fn` at one stage, as text: `trace`, `jvp` (after
     linearize), `vjp` (after linearize and linear-transpose), `materialize`
-    (the self-contained gradient function), or `llvm` (its LLVM IR)."""
-    return lower(fn, *example_args)[stage]
+    (the self-contained gradient function), or `llvm` (its LLVM IR). Only the
+    stages up to the one asked for are run."""
+    if stage not in STAGES:
+        raise ValueError(f"unknown stage '{stage}'; stages: {', '.join(STAGES)}")
+    for name, text in _stages(fn, example_args):
+        if name == stage:
+            return text
+    raise AssertionError("unreachable: every stage is produced")
 
 
 def lower(fn: Callable[..., Any], *example_args: Any) -> dict[str, str]:
     """Every stage of `ir` at once."""
+    return dict(_stages(fn, example_args))
+
+
+def _stages(fn: Callable[..., Any], example_args: Sequence[Any]) -> Iterator[tuple[str, str]]:
+    """(stage, text) in pipeline order, each computed when the caller asks for it."""
     specs = _specs(example_args)
-    stages: dict[str, str] = {}
     traced = _trace(fn, specs)
-    stages["trace"] = str(traced.module)
-    argnums = tuple(range(len(specs)))
-    linear = ad.linearize(traced.graph, wrt=[_arg_key(i) for i in argnums])
-    stages["jvp"] = str(traced.module)
+    yield "trace", str(traced.module)
+    linear = ad.linearize(traced.graph, wrt=[_arg_key(i) for i in range(len(specs))])
+    yield "jvp", str(traced.module)
     transposed = ad.linear_transpose(linear)
-    stages["vjp"] = str(traced.module)
+    yield "vjp", str(traced.module)
     func = ad.materialize(transposed.fragment, name="vjp")
-    stages["materialize"] = str(func)
+    yield "materialize", str(func)
     from tidu_mlir.lowering.runtime import llvm_ir
 
-    stages["llvm"] = llvm_ir(func)
-    return stages
+    yield "llvm", llvm_ir(func)
 
 
 __all__ = [

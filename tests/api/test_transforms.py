@@ -271,3 +271,16 @@ def test_grad_and_hessian_agree_with_jax(case: Case, jax_modules) -> None:
     np.testing.assert_allclose(
         ours_h, np.asarray(jax.hessian(jax_fn)(*args)), rtol=1e-8, atol=1e-10
     )
+
+
+def test_ir_runs_only_up_to_the_stage_asked_for(monkeypatch) -> None:
+    import tidu_mlir.lowering.runtime as runtime
+
+    def fail(*_: object) -> str:
+        raise AssertionError("llvm stage computed for stage='jvp'")
+
+    monkeypatch.setattr(runtime, "llvm_ir", fail)
+    text = td.ir(lambda x: tnp.sum(tnp.sin(x)), np.ones(2), stage="jvp")
+    assert "cg.linear @jvp1" in text and "cg.linear @vjp" not in text
+    with pytest.raises(ValueError, match="unknown stage 'x'; stages: trace, jvp"):
+        td.ir(lambda x: x, np.ones(2), stage="x")
