@@ -83,7 +83,7 @@ def complex_loss(z, w, xp=tnp):
 
 
 def complex_grad_numpy(z, w):
-    """Real loss L = sum |w|² exp(-2 Im z): grad (SPEC §1.6) = ∂L/∂x + i∂L/∂y."""
+    """Real loss L = sum |w|² exp(-2 Im z): grad = ∂L/∂x + i∂L/∂y (`docs/complex.md`)."""
     return 1j * (-2.0 * np.abs(w) ** 2 * np.exp(-2.0 * z.imag))
 
 
@@ -179,7 +179,7 @@ def main() -> None:
     z = rng.standard_normal(10**5) + 1j * rng.standard_normal(10**5) * 0.1
     w = rng.standard_normal(10**5) + 1j * rng.standard_normal(10**5)
 
-    def jax_complex(z, w):  # SPEC §1.6: ours = conj(jax(conj(ct))) with real ct = 1
+    def jax_complex(z, w):  # ours = conj(jax(conj(ct))) with real ct = 1 (docs/complex.md)
         return jnp.conj(jax.grad(lambda z: complex_loss(z, w, xp=jnp))(z))
 
     print(bench_case("complex_grad", td.jit(td.grad(complex_loss)), complex_grad_numpy,

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import ctypes.util
+import statistics
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -80,14 +81,20 @@ def deep_body(x: SSAValue, y: SSAValue, ops: int = 1000) -> list[SSAValue | Oper
     return [v]
 
 
-def best(fn: Callable[[], object], repeat: int) -> float:
+def best_median(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """Best and median wall time in seconds of `repeat` calls of `fn()` (after one warm-up)."""
     fn()
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
-    return min(times)
+    return min(times), statistics.median(times)
+
+
+def best(fn: Callable[[], object], repeat: int) -> float:
+    """Best wall time in seconds of `repeat` calls of `fn()`."""
+    return best_median(fn, repeat)[0]
 
 
 def timed_compile(function: func.FuncOp) -> tuple[runtime.CompiledFunction, float]:

@@ -1,4 +1,4 @@
-// The worked example of the tidu design (seeds/000): f(x) = (x + x) * x.
+// A worked example: f(x) = (x + x) * x, so f'(x) = 4x.
 // Try:  tidu-opt examples/square.mlir -p 'linearize{graph=@f wrt=x},linear-transpose{graph=@f::@jvp1}'
 builtin.module {
   cg.graph @f {

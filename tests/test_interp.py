@@ -13,13 +13,8 @@ from xdsl.ir import Attribute, Block, Dialect, Operation, Region
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, result_def
 
 from tidu_mlir.dialects import prim
-from tidu_mlir.interp import (
-    EvaluationError,
-    evaluate_fragment,
-    evaluate_func,
-    evaluate_ops,
-    register_impl,
-)
+from tidu_mlir.interfaces import Evaluable
+from tidu_mlir.interp import EvaluationError, evaluate_fragment, evaluate_func, evaluate_ops
 
 REAL = [f32, f64]
 COMPLEX = [ComplexType(f32), ComplexType(f64)]
@@ -412,8 +407,8 @@ def test_argument_shape_mismatch_is_rejected() -> None:
 
 
 @irdl_op_definition
-class ToyDoubleOp(IRDLOperation):
-    """A toy op of a toy dialect, to check that other dialects can register."""
+class ToyDoubleOp(IRDLOperation, Evaluable):
+    """A toy op of a toy dialect, to check that other dialects' ops evaluate."""
 
     name = "toy.double"
     operand = operand_def()
@@ -421,6 +416,9 @@ class ToyDoubleOp(IRDLOperation):
 
     def __init__(self, operand):
         super().__init__(operands=[operand], result_types=[operand.type])
+
+    def evaluate(self, *operands: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (2 * operands[0],)
 
 
 @irdl_op_definition
@@ -436,12 +434,7 @@ class ToyUnknownOp(IRDLOperation):
 TOY = Dialect("toy", [ToyDoubleOp, ToyUnknownOp], [])
 
 
-@register_impl(ToyDoubleOp)
-def _toy_double(op: ToyDoubleOp, x: np.ndarray) -> tuple[np.ndarray, ...]:
-    return (2 * x,)
-
-
-def test_other_dialects_register_impls() -> None:
+def test_other_dialects_evaluate() -> None:
     (x,) = Block(arg_types=[TensorType(f64, [2])]).args
     double = ToyDoubleOp(x)
     env = evaluate_ops([double, prim.NegOp(double.result)], {x: np.array([1.0, 2.0])})

@@ -1,11 +1,13 @@
 """tidu-mlir: an automatic-differentiation compiler built on xDSL.
 
-`import tidu_mlir as td` gives the transforms (`td.jit`, `td.grad`, ...);
-`import tidu_mlir.numpy as tnp` the numpy-named functions to write traced
-functions with.
+`import tidu_mlir as td` gives the function transforms of `tidu_mlir.api`
+(`td.jit`, `td.grad`, ...); `import tidu_mlir.numpy as tnp` the numpy-named
+functions to write traced functions with; `td.lax` the primitive-level
+functions numpy has no name for.
 """
 
-from tidu_mlir.transforms import (
+from tidu_mlir import lax
+from tidu_mlir.api import (
     grad,
     hessian,
     hvp,
@@ -30,6 +32,7 @@ __all__ = [
     "jacrev",
     "jit",
     "jvp",
+    "lax",
     "linear_transpose",
     "linearize",
     "lower",

@@ -9,7 +9,7 @@ function's argument order) and returning a list of arrays. The backend is
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
@@ -34,7 +34,7 @@ def executable(func_op: FuncOp, backend: Backend | None = None) -> Executable:
     chosen = backend or default_backend()
     if chosen == "interp":
         return lambda *args: evaluate_func(func_op, args)
-    from tidu_mlir.lowering.runtime import compile_function
+    from tidu_mlir.lowering.runtime import compile_function  # llvmlite only when used
 
     compiled = compile_function(func_op)
 
@@ -43,9 +43,3 @@ def executable(func_op: FuncOp, backend: Backend | None = None) -> Executable:
         return list(results) if isinstance(results, tuple) else [results]
 
     return run
-
-
-def run_function(func_op: FuncOp, args: Sequence[np.ndarray], backend: Backend | None = None
-                 ) -> list[np.ndarray]:  # fmt: skip
-    """Run `func_op` once (compiling it if needed; compiled code is cached)."""
-    return executable(func_op, backend)(*args)

@@ -7,7 +7,7 @@ All walks here are iterative, so graphs of any depth work.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
 from xdsl.ir import Operation, OpResult, SSAValue
@@ -84,17 +84,21 @@ def enclosing_fragments(fragment: Fragment) -> list[Fragment]:
 def reachable_ops(
     values: Iterable[SSAValue],
     extra_operands: Mapping[Operation, Sequence[SSAValue]] | None = None,
+    stop: Callable[[SSAValue], bool] | None = None,
 ) -> list[Operation]:
     """The ops `values` depend on, in a topological order (defs before uses).
 
     An iterative post-order depth-first walk over operands; each op once.
     `extra_operands` adds dependencies that are not operands (an aliased
-    `cg.input` depends on the value it aliases).
+    `cg.input` depends on the value it aliases). A value for which `stop` is
+    true is a boundary: the walk does not enter the op defining it.
     """
     order: list[Operation] = []
     visited: set[Operation] = set()
     stack: list[tuple[Operation, int]] = []
     for value in values:
+        if stop is not None and stop(value):
+            continue
         if isinstance(value, OpResult) and value.op not in visited:
             visited.add(value.op)
             stack.append((value.op, 0))
@@ -106,6 +110,8 @@ def reachable_ops(
                 operands = (*op.operands, *extra_operands[op])
             for index in range(next_operand, len(operands)):
                 operand = operands[index]
+                if stop is not None and stop(operand):
+                    continue
                 if isinstance(operand, OpResult) and operand.op not in visited:
                     visited.add(operand.op)
                     stack.append((op, index + 1))

@@ -4,6 +4,10 @@ Inside a traced function (`td.jit`, `td.grad`, ...) these record `prim` ops
 with numpy's broadcasting and dtype promotion (NEP 50: Python scalars are weak,
 so `float32_array * 2.0` stays float32). Called with no traced argument they
 simply run numpy, so the same code works on concrete arrays.
+
+The operators of `Tracer` (`x + y`, `x @ y`, `x.sum()`, ...) call these
+functions: this module binds itself to `Tracer` once they are defined (see
+`tidu_mlir.array_operators`).
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import builtins
 import functools
 import math
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any, ParamSpec, TypeVar
 
@@ -42,7 +47,11 @@ __all__ = [
 def _numpy_when_concrete(
     numpy_fn: Callable[..., Any],
 ) -> Callable[[Callable[P, R]], Callable[P, R]]:
-    """Run `numpy_fn` instead when no argument (or list element) is a tracer."""
+    """Run `numpy_fn` instead when no argument (or list element) is a tracer.
+
+    For a function exposing one primitive, `numpy_fn` is that op's `reference`,
+    so concrete calls compute exactly what the evaluator does. The wrapper keeps
+    it as `concrete` (the eager `Tensor` functions run it on their arrays)."""
 
     def decorate(fn: Callable[P, R]) -> Callable[P, R]:
         @functools.wraps(fn)
@@ -51,6 +60,7 @@ def _numpy_when_concrete(
                 return numpy_fn(*args, **kwargs)
             return fn(*args, **kwargs)
 
+        wrapper.concrete = numpy_fn  # pyright: ignore[reportAttributeAccessIssue]
         return wrapper
 
     return decorate
@@ -143,33 +153,33 @@ def _real_only(name: str, *values: Any) -> None:
 # --------------------------------------------------------------------------
 
 
-@_numpy_when_concrete(np.add)
+@_numpy_when_concrete(prim.AddOp.reference)
 def add(x: Any, y: Any) -> Tracer:
     return _binary(prim.AddOp, x, y)
 
 
-@_numpy_when_concrete(np.subtract)
+@_numpy_when_concrete(prim.SubOp.reference)
 def subtract(x: Any, y: Any) -> Tracer:
     return _binary(prim.SubOp, x, y)
 
 
-@_numpy_when_concrete(np.multiply)
+@_numpy_when_concrete(prim.MulOp.reference)
 def multiply(x: Any, y: Any) -> Tracer:
     return _binary(prim.MulOp, x, y)
 
 
-@_numpy_when_concrete(np.divide)
+@_numpy_when_concrete(prim.DivOp.reference)
 def divide(x: Any, y: Any) -> Tracer:
     return _binary(prim.DivOp, x, y)
 
 
-@_numpy_when_concrete(np.maximum)
+@_numpy_when_concrete(prim.MaximumOp.reference)
 def maximum(x: Any, y: Any) -> Tracer:
     _real_only("maximum", x, y)
     return _binary(prim.MaximumOp, x, y)
 
 
-@_numpy_when_concrete(np.minimum)
+@_numpy_when_concrete(prim.MinimumOp.reference)
 def minimum(x: Any, y: Any) -> Tracer:
     _real_only("minimum", x, y)
     return _binary(prim.MinimumOp, x, y)
@@ -191,57 +201,57 @@ def _unary(op_class: type[prim.ElementwiseUnaryOp], x: Tracer) -> Tracer:
     return emit(trace, op_class(tracer.value))
 
 
-@_numpy_when_concrete(np.negative)
+@_numpy_when_concrete(prim.NegOp.reference)
 def negative(x: Any) -> Tracer:
     return _unary(prim.NegOp, x)
 
 
-@_numpy_when_concrete(np.exp)
+@_numpy_when_concrete(prim.ExpOp.reference)
 def exp(x: Any) -> Tracer:
     return _unary(prim.ExpOp, x)
 
 
-@_numpy_when_concrete(np.log)
+@_numpy_when_concrete(prim.LogOp.reference)
 def log(x: Any) -> Tracer:
     return _unary(prim.LogOp, x)
 
 
-@_numpy_when_concrete(np.sin)
+@_numpy_when_concrete(prim.SinOp.reference)
 def sin(x: Any) -> Tracer:
     return _unary(prim.SinOp, x)
 
 
-@_numpy_when_concrete(np.cos)
+@_numpy_when_concrete(prim.CosOp.reference)
 def cos(x: Any) -> Tracer:
     return _unary(prim.CosOp, x)
 
 
-@_numpy_when_concrete(np.tanh)
+@_numpy_when_concrete(prim.TanhOp.reference)
 def tanh(x: Any) -> Tracer:
     return _unary(prim.TanhOp, x)
 
 
-@_numpy_when_concrete(np.sqrt)
+@_numpy_when_concrete(prim.SqrtOp.reference)
 def sqrt(x: Any) -> Tracer:
     return _unary(prim.SqrtOp, x)
 
 
-@_numpy_when_concrete(np.conj)
+@_numpy_when_concrete(prim.ConjOp.reference)
 def conj(x: Any) -> Tracer:
     return x if x.dtype.kind != "c" else _unary(prim.ConjOp, x)
 
 
-@_numpy_when_concrete(np.abs)
+@_numpy_when_concrete(prim.AbsOp.reference)
 def abs(x: Any) -> Tracer:  # noqa: A001 - numpy's name
     return emit(x.trace, prim.AbsOp(x.value))
 
 
-@_numpy_when_concrete(np.real)
+@_numpy_when_concrete(prim.RealOp.reference)
 def real(x: Any) -> Tracer:
     return x if x.dtype.kind != "c" else emit(x.trace, prim.RealOp(x.value))
 
 
-@_numpy_when_concrete(np.imag)
+@_numpy_when_concrete(prim.ImagOp.reference)
 def imag(x: Any) -> Tracer:
     if x.dtype.kind != "c":
         return _broadcast(constant(x.trace, 0.0, x.dtype), x.shape)
@@ -273,15 +283,21 @@ def _compare(direction: str, x: Any, y: Any) -> Tracer:
     return emit(trace, prim.CompareOp(direction, a.value, b.value))
 
 
-less = _numpy_when_concrete(np.less)(functools.partial(_compare, "lt"))
-less_equal = _numpy_when_concrete(np.less_equal)(functools.partial(_compare, "le"))
-greater = _numpy_when_concrete(np.greater)(functools.partial(_compare, "gt"))
-greater_equal = _numpy_when_concrete(np.greater_equal)(functools.partial(_compare, "ge"))
-equal = _numpy_when_concrete(np.equal)(functools.partial(_compare, "eq"))
-not_equal = _numpy_when_concrete(np.not_equal)(functools.partial(_compare, "ne"))
+def _comparison(direction: str) -> Callable[[Any, Any], Tracer]:
+    """The comparison `direction`: `prim.compare` when traced, its reference on arrays."""
+    concrete = functools.partial(prim.CompareOp.reference, direction=direction)
+    return _numpy_when_concrete(concrete)(functools.partial(_compare, direction))
 
 
-@_numpy_when_concrete(np.where)
+less = _comparison("lt")
+less_equal = _comparison("le")
+greater = _comparison("gt")
+greater_equal = _comparison("ge")
+equal = _comparison("eq")
+not_equal = _comparison("ne")
+
+
+@_numpy_when_concrete(prim.SelectOp.reference)
 def where(condition: Any, x: Any, y: Any) -> Tracer:
     """Elementwise `x if condition else y`; the condition is a comparison result."""
     trace = _find_trace((condition, x, y))
@@ -565,3 +581,6 @@ def _einsum_pair(a: Tracer, sa: str, b: Tracer, sb: str, later: set[str]) -> tup
     free_a = [c for c in sa if c not in sb]
     free_b = [c for c in sb if c not in sa]
     return result, "".join(batch + free_a + free_b)
+
+
+Tracer.bind_functions(sys.modules[__name__])

@@ -8,7 +8,7 @@ tracer of an outer trace used there (a closure) is lifted to an extra input of
 the inner fragment and bound to the outer value when the result is inlined.
 
 The numpy-named operations on tracers live in `tidu_mlir.numpy`; the operators
-of `Tracer` delegate to them.
+of `Tracer` (`tidu_mlir.array_operators`) call them.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 
+from tidu_mlir.array_operators import ArrayOperators
 from tidu_mlir.dialects import cg, prim
 from tidu_mlir.graph import fragment_outputs
 from tidu_mlir.types import numpy_dtype
@@ -128,11 +129,11 @@ def _active(trace: Trace) -> Iterator[None]:
         stack.pop()
 
 
-class Tracer:
-    """An abstract array inside a trace: an SSA value with numpy-like operators."""
+class Tracer(ArrayOperators):
+    """An abstract array inside a trace: an SSA value with numpy's operators
+    (implemented by `tidu_mlir.numpy`, which binds itself to this class)."""
 
     __slots__ = ("value", "trace")
-    __array_priority__ = 1000  # numpy defers binary operators to us
 
     def __init__(self, value: SSAValue, trace: Trace):
         self.value = value
@@ -188,109 +189,6 @@ class Tracer:
             "a traced array cannot become a numpy array; use tidu_mlir.numpy functions "
             "(import tidu_mlir.numpy as tnp) inside traced functions"
         )
-
-    __hash__ = object.__hash__
-
-    # Arithmetic (numpy broadcasting and promotion; see tidu_mlir.numpy).
-    def __add__(self, other: Any) -> Tracer:
-        return _tnp.add(self, other)
-
-    def __radd__(self, other: Any) -> Tracer:
-        return _tnp.add(other, self)
-
-    def __sub__(self, other: Any) -> Tracer:
-        return _tnp.subtract(self, other)
-
-    def __rsub__(self, other: Any) -> Tracer:
-        return _tnp.subtract(other, self)
-
-    def __mul__(self, other: Any) -> Tracer:
-        return _tnp.multiply(self, other)
-
-    def __rmul__(self, other: Any) -> Tracer:
-        return _tnp.multiply(other, self)
-
-    def __truediv__(self, other: Any) -> Tracer:
-        return _tnp.divide(self, other)
-
-    def __rtruediv__(self, other: Any) -> Tracer:
-        return _tnp.divide(other, self)
-
-    def __pow__(self, other: Any) -> Tracer:
-        return _tnp.power(self, other)
-
-    def __rpow__(self, other: Any) -> Tracer:
-        return _tnp.power(other, self)
-
-    def __matmul__(self, other: Any) -> Tracer:
-        return _tnp.matmul(self, other)
-
-    def __rmatmul__(self, other: Any) -> Tracer:
-        return _tnp.matmul(other, self)
-
-    def __neg__(self) -> Tracer:
-        return _tnp.negative(self)
-
-    def __pos__(self) -> Tracer:
-        return self
-
-    def __abs__(self) -> Tracer:
-        return _tnp.abs(self)
-
-    def __lt__(self, other: Any) -> Tracer:
-        return _tnp.less(self, other)
-
-    def __le__(self, other: Any) -> Tracer:
-        return _tnp.less_equal(self, other)
-
-    def __gt__(self, other: Any) -> Tracer:
-        return _tnp.greater(self, other)
-
-    def __ge__(self, other: Any) -> Tracer:
-        return _tnp.greater_equal(self, other)
-
-    def __eq__(self, other: Any) -> Tracer:  # type: ignore[override]
-        return _tnp.equal(self, other)
-
-    def __ne__(self, other: Any) -> Tracer:  # type: ignore[override]
-        return _tnp.not_equal(self, other)
-
-    def __getitem__(self, index: Any) -> Tracer:
-        return _tnp.getitem(self, index)
-
-    # Methods numpy arrays have.
-    @property
-    def T(self) -> Tracer:  # noqa: N802 - numpy's name
-        return _tnp.transpose(self)
-
-    @property
-    def real(self) -> Tracer:
-        return _tnp.real(self)
-
-    @property
-    def imag(self) -> Tracer:
-        return _tnp.imag(self)
-
-    def conj(self) -> Tracer:
-        return _tnp.conj(self)
-
-    def reshape(self, *shape: Any) -> Tracer:
-        return _tnp.reshape(self, shape[0] if len(shape) == 1 else shape)
-
-    def transpose(self, *axes: Any) -> Tracer:
-        return _tnp.transpose(self, (axes[0] if len(axes) == 1 else axes) or None)
-
-    def sum(self, axis: Any = None, keepdims: bool = False) -> Tracer:
-        return _tnp.sum(self, axis=axis, keepdims=keepdims)
-
-    def mean(self, axis: Any = None, keepdims: bool = False) -> Tracer:
-        return _tnp.mean(self, axis=axis, keepdims=keepdims)
-
-    def max(self, axis: Any = None, keepdims: bool = False) -> Tracer:
-        return _tnp.max(self, axis=axis, keepdims=keepdims)
-
-    def astype(self, dtype: Any) -> Tracer:
-        return _tnp.astype(self, dtype)
 
 
 def current_trace(*values: Any) -> Trace | None:
@@ -408,6 +306,3 @@ def _as_output(trace: Trace, value: Any, index: int) -> SSAValue:
         else:
             raise TracingError(f"output {index} is a {type(value).__name__}, not an array")
     return constant(trace, array, array.dtype).value
-
-
-from tidu_mlir import numpy as _tnp  # noqa: E402  (operators delegate to it)

@@ -15,7 +15,7 @@ from xdsl.dialects.builtin import ComplexType, TensorType, f32, f64
 from tidu_mlir import ad
 from tidu_mlir.ad import ADRuleError, Differentiable
 from tidu_mlir.dialects import cg, prim
-from tidu_mlir.dialects.prim_ad import is_zero_constant
+from tidu_mlir.dialects.prim import is_zero_constant
 
 from .prim_harness import Emitter, build, check_derivatives, primal_env, run
 

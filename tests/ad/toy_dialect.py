@@ -3,8 +3,8 @@ call the `Differentiable` methods, so any dialect with rules works.
 
 `toy.add`, `toy.mul`, `toy.scale` (by a constant attribute), `toy.sincos`
 (two results), `toy.copy` (linear, no transpose rule) and `toy.noad` (no AD
-rules at all). Elementwise on f64 tensors,
-with numpy implementations registered in the reference evaluator.
+rules at all). Elementwise on f64 tensors; each op is `Evaluable`, so the
+reference evaluator runs it.
 """
 
 from __future__ import annotations
@@ -28,13 +28,18 @@ from xdsl.irdl import (
 )
 from xdsl.traits import Pure
 
-from tidu_mlir.ad import ADRuleError, Differentiable, RuleContext, active_mask_of
-from tidu_mlir.interp import register_impl
+from tidu_mlir.interfaces import (
+    ADRuleError,
+    Differentiable,
+    Evaluable,
+    RuleContext,
+    active_mask_of,
+)
 
 Tangents = Sequence[SSAValue | None]
 
 
-class ToyDifferentiable(Differentiable):
+class ToyDifferentiable(Differentiable, Evaluable):
     """The toy dialect's accumulation op is `toy.add`."""
 
     @classmethod
@@ -54,6 +59,9 @@ class AddOp(IRDLOperation, ToyDifferentiable):
 
     def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
         super().__init__(operands=[lhs, rhs], result_types=[SSAValue.get(lhs).type])
+
+    def evaluate(self, *operands: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (operands[0] + operands[1],)
 
     def jvp_rule(self, ctx: RuleContext, tangents: Tangents) -> Tangents:
         left, right = tangents
@@ -82,8 +90,11 @@ class MulOp(IRDLOperation, ToyDifferentiable):
     def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
         super().__init__(operands=[lhs, rhs], result_types=[SSAValue.get(lhs).type])
 
+    def evaluate(self, *operands: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (operands[0] * operands[1],)
+
     def jvp_rule(self, ctx: RuleContext, tangents: Tangents) -> Tangents:
-        """d(a*b) = a*db + da*b, in the order of the worked example (seeds/000)."""
+        """d(a*b) = a*db + da*b: the fixed operand first, as prim.mul does."""
         dlhs, drhs = tangents
         terms: list[SSAValue] = []
         if drhs is not None:
@@ -129,6 +140,9 @@ class ScaleOp(IRDLOperation, ToyDifferentiable):
     def value(self) -> float:
         return self.factor.value.data
 
+    def evaluate(self, *operands: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (operands[0] * self.value,)
+
     def jvp_rule(self, ctx: RuleContext, tangents: Tangents) -> Tangents:
         (tangent,) = tangents
         assert tangent is not None
@@ -159,6 +173,9 @@ class SinCosOp(IRDLOperation, ToyDifferentiable):
         t = SSAValue.get(operand).type
         super().__init__(operands=[operand], result_types=[t, t])
 
+    def evaluate(self, *operands: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (np.sin(operands[0]), np.cos(operands[0]))
+
     def jvp_rule(self, ctx: RuleContext, tangents: Tangents) -> Tangents:
         """d sin = cos·dx, d cos = -sin·dx; the rule references its own results."""
         (tangent,) = tangents
@@ -188,6 +205,9 @@ class CopyOp(IRDLOperation, ToyDifferentiable):
     def __init__(self, operand: SSAValue | Operation):
         super().__init__(operands=[operand], result_types=[SSAValue.get(operand).type])
 
+    def evaluate(self, *operands: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (operands[0].copy(),)
+
     def jvp_rule(self, ctx: RuleContext, tangents: Tangents) -> Tangents:
         (tangent,) = tangents
         assert tangent is not None
@@ -201,7 +221,7 @@ class CopyOp(IRDLOperation, ToyDifferentiable):
 
 
 @irdl_op_definition
-class NoAdOp(IRDLOperation):
+class NoAdOp(IRDLOperation, Evaluable):
     """An op without AD rules (cube): differentiating through it must fail."""
 
     name = "toy.noad"
@@ -214,27 +234,11 @@ class NoAdOp(IRDLOperation):
     def __init__(self, operand: SSAValue | Operation):
         super().__init__(operands=[operand], result_types=[SSAValue.get(operand).type])
 
+    def evaluate(self, *operands: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (operands[0] ** 3,)
+
 
 TOY = Dialect("toy", [AddOp, MulOp, ScaleOp, SinCosOp, CopyOp, NoAdOp], [])
-
-
-def _array(op: Operation, *args: np.ndarray) -> tuple[np.ndarray, ...]:
-    match op:
-        case AddOp():
-            return (args[0] + args[1],)
-        case MulOp():
-            return (args[0] * args[1],)
-        case ScaleOp():
-            return (args[0] * op.value,)
-        case SinCosOp():
-            return (np.sin(args[0]), np.cos(args[0]))
-        case CopyOp():
-            return (args[0].copy(),)
-        case _:
-            return (args[0] ** 3,)
-
-
-register_impl(AddOp, MulOp, ScaleOp, SinCosOp, CopyOp, NoAdOp)(_array)
 
 
 def register_toy(ctx: Context) -> Context:

@@ -1,8 +1,8 @@
 """The Python transforms against independent oracles.
 
 Every derivative is checked against 5-point finite differences, the adjoint
-identity, closed forms, and JAX where it is installed (SPEC §1.6 relation for
-complex VJPs: ours(ct) = conj(jax(conj(ct)))).
+identity, closed forms, and JAX where it is installed (for complex VJPs
+ours(ct) = conj(jax(conj(ct))), `docs/complex.md`).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def _finite_difference(fn, args, tangents) -> list[np.ndarray]:
 
 
 def _inner(a, b) -> float:
-    """The real inner product <a, b> = Re(sum(conj(a) b)) of SPEC §1.6."""
+    """The real inner product <a, b> = Re(sum(conj(a) b)) (`docs/complex.md`)."""
     return float(
         sum(np.real(np.vdot(np.asarray(x), np.asarray(y))) for x, y in zip(a, b, strict=True))
     )
@@ -127,7 +127,7 @@ def test_jacfwd_equals_jacrev(name: str) -> None:
     case = next(c for c in CASES if c.name == name)
     args = case.make_args(np.random.default_rng(7))
     forward = td.jacfwd(case.fn)(*args)
-    if args[0].dtype.kind == "c":  # jacrev follows SPEC §1.6, jacfwd the R-linear map
+    if args[0].dtype.kind == "c":  # jacrev: adjoint for Re(conj(a)·b); jacfwd: R-linear map
         return
     reverse = td.jacrev(case.fn)(*args)
     np.testing.assert_allclose(forward, reverse, rtol=1e-10, atol=1e-12)
@@ -263,7 +263,7 @@ def test_grad_and_hessian_agree_with_jax(case: Case, jax_modules) -> None:
     argnums = tuple(range(len(args)))
     for ours, theirs in zip(td.grad(case.fn, argnums)(*args), jax.grad(jax_fn, argnums)(*args),
                             strict=True):  # fmt: skip
-        # SPEC §1.6: a real loss with ct = 1 gives conj of JAX's gradient.
+        # A real loss with ct = 1 gives conj of JAX's gradient (`docs/complex.md`).
         np.testing.assert_allclose(ours, np.conj(np.asarray(theirs)), rtol=1e-9, atol=1e-12)
     if args[0].dtype.kind == "c":
         return  # the Hessian of a complex input is the R-linear map; JAX's differs

@@ -1,4 +1,4 @@
-"""The recording layer (seeds/003) on its own: Recorder, KeySource,
+"""The recording layer (`docs/eager.md`) on its own: Recorder, KeySource,
 RecordedGraph, try_backward and the BackwardExecutor call sequence, on the
 toy dialect of tests/ad (the layer is generic over dialects) and on traced
 prim graphs."""
@@ -70,7 +70,7 @@ def as_input(output: EagerOutput, data: np.ndarray) -> EagerInput:
 
 
 class LoggingExecutor(EvaluatorExecutor):
-    """Logs every call try_backward makes (the seeds/003 sequence diagram)."""
+    """Logs every call try_backward makes, in order (forward, transposed run, sums)."""
 
     def __init__(self) -> None:
         self.calls: list[str] = []

@@ -75,10 +75,16 @@ def check(
     expected = evaluate_func(function, args)
     got = compile_function(function)(*args)
     got = list(got) if isinstance(got, tuple) else [got]
+    assert_matches(got, expected)
+    return got
+
+
+def assert_matches(got: Sequence[np.ndarray], expected: Sequence[np.ndarray]) -> None:
+    """Each result has the dtype and shape of its expected array and its values within
+    `TOLERANCES` (relative, and absolute scaled by the largest expected magnitude)."""
     assert len(got) == len(expected)
     for g, e in zip(got, expected, strict=True):
         assert g.dtype == e.dtype and g.shape == e.shape
         tol = TOLERANCES[e.dtype]
         scale = max(1.0, float(np.max(np.abs(e), initial=0.0))) if e.dtype.kind != "b" else 1
         np.testing.assert_allclose(g, e, rtol=tol, atol=tol * scale, equal_nan=True)
-    return got

@@ -172,7 +172,7 @@ def test_mlp_gradient_products_all_run_on_blas() -> None:
     """Every dot_general of the compiled MLP gradient is a BLAS call, every transpose folded."""
     import tidu_mlir as td
     import tidu_mlir.numpy as tnp
-    from tidu_mlir import transforms
+    from tidu_mlir import api
 
     def loss(x, y, w1, w2):
         return tnp.mean((tnp.tanh(x @ w1) @ w2 - y) ** 2)
@@ -180,7 +180,7 @@ def test_mlp_gradient_products_all_run_on_blas() -> None:
     rng = np.random.default_rng(0)
     args = [rng.standard_normal(s) for s in ((128, 96), (128, 10), (96, 64), (64, 10))]
     grad = td.grad(loss, argnums=(2, 3))
-    function = transforms._stage_primal(grad, transforms._specs(args)).func  # pyright: ignore[reportPrivateUsage]
+    function = api._stage_primal(grad, api._specs(args)).func  # pyright: ignore[reportPrivateUsage]
     ops = list(function.body.block.ops)
     products = blas.plan_products(ops)
     folded = {t for p in products.values() for t in p.transposes}

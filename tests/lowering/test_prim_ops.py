@@ -1,11 +1,16 @@
-"""Every prim op and element type compiled to native code and compared with the evaluator."""
+"""The structural prim ops (`STRUCTURAL_LOWERINGS`) for every element type, compiled to
+native code and compared with the evaluator; the elementwise ones are tested in
+`test_element_rules.py`."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from xdsl.ir import Operation
 
 from tidu_mlir.dialects import prim
+from tidu_mlir.lowering.element_rules import ELEMENT_RULES
+from tidu_mlir.lowering.prim_to_loops import STRUCTURAL_LOWERINGS
 
 from .oracle import build, check, tensor
 
@@ -13,77 +18,18 @@ REAL = [np.float32, np.float64]
 COMPLEX = [np.complex64, np.complex128]
 ALL = REAL + COMPLEX
 
-BINARY = [prim.AddOp, prim.SubOp, prim.MulOp, prim.DivOp]
-UNARY = [prim.NegOp, prim.ExpOp, prim.SinOp, prim.CosOp, prim.TanhOp, prim.ConjOp]
-POSITIVE = [prim.LogOp, prim.SqrtOp]
 
-
-@pytest.mark.parametrize("dtype", ALL)
-@pytest.mark.parametrize("op", BINARY, ids=lambda c: c.name)
-def test_binary(op: type, dtype: type) -> None:
-    t = tensor((3, 5), dtype)
-    check(build([t, t], lambda x, y: op(x, y)))
-
-
-@pytest.mark.parametrize("dtype", REAL)
-@pytest.mark.parametrize("op", [prim.MaximumOp, prim.MinimumOp], ids=lambda c: c.name)
-def test_max_min(op: type, dtype: type) -> None:
-    t = tensor((7,), dtype)
-    check(build([t, t], lambda x, y: op(x, y)))
-
-
-@pytest.mark.parametrize("dtype", ALL)
-@pytest.mark.parametrize("op", UNARY + POSITIVE, ids=lambda c: c.name)
-def test_unary(op: type, dtype: type) -> None:
-    low = 0.1 if op in POSITIVE and dtype in REAL else -2.0
-    check(build([tensor((2, 3), dtype)], lambda x: op(x)), low=low)
-
-
-@pytest.mark.parametrize("dtype", ALL)
-@pytest.mark.parametrize("op", [prim.AbsOp, prim.RealOp, prim.ImagOp], ids=lambda c: c.name)
-def test_to_real(op: type, dtype: type) -> None:
-    if op is not prim.AbsOp and dtype in REAL:
-        pytest.skip("real/imag take complex operands")
-    check(build([tensor((4,), dtype)], lambda x: op(x)))
-
-
-@pytest.mark.parametrize("dtype", ALL)
-@pytest.mark.parametrize("exponent", [2.0, 3.0, -1.0, 0.5, 2.5, -1.5])
-def test_pow(exponent: float, dtype: type) -> None:
-    check(build([tensor((5,), dtype)], lambda x: prim.PowOp(x, exponent)), low=0.2, high=2.0)
-
-
-@pytest.mark.parametrize("dtype", REAL)
-def test_complex_of_parts(dtype: type) -> None:
-    t = tensor((3,), dtype)
-    check(build([t, t], lambda re, im: prim.ComplexOp(re, im)))
-
-
-@pytest.mark.parametrize("dtype", REAL)
-@pytest.mark.parametrize("direction", ["eq", "ne", "lt", "le", "gt", "ge"])
-def test_compare_select(direction: str, dtype: type) -> None:
-    t = tensor((6,), dtype)
-
-    def body(x, y):
-        pred = prim.CompareOp(direction, x, y)
-        return [pred, prim.SelectOp(pred, x, y)]
-
-    x = np.array([1, 2, 3, np.nan, 5, 6], dtype=dtype)
-    y = np.array([1, 3, 2, 4, np.nan, 6], dtype=dtype)
-    check(build([t, t], body), [x, y])
-
-
-@pytest.mark.parametrize("dtype", COMPLEX)
-def test_select_complex(dtype: type) -> None:
-    t, p = tensor((4,), dtype), tensor((4,), np.bool_)
-    check(build([p, t, t], lambda c, x, y: prim.SelectOp(c, x, y)))
-
-
-@pytest.mark.parametrize("source", ALL)
-@pytest.mark.parametrize("target", ALL)
-def test_convert(source: type, target: type) -> None:
-    element = prim.element_type_of_dtype(target)
-    check(build([tensor((4,), source)], lambda x: prim.ConvertOp(x, element)))
+def test_every_prim_op_is_lowered() -> None:
+    """Each op of the prim dialect has an element rule or a structural lowering."""
+    ops = {
+        value
+        for value in vars(prim).values()
+        if isinstance(value, type)
+        and issubclass(value, Operation)
+        and getattr(value, "name", "").startswith("prim.")
+    }
+    assert ops == set(ELEMENT_RULES) | STRUCTURAL_LOWERINGS
+    assert not STRUCTURAL_LOWERINGS & set(ELEMENT_RULES)
 
 
 @pytest.mark.parametrize("dtype", ALL)

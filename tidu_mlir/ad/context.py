@@ -17,7 +17,6 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.traits import SymbolTable
 
-from tidu_mlir.ad.interface import ADRuleError, OpT, RuleKind
 from tidu_mlir.diagnostics import OpError
 from tidu_mlir.dialects.cg import (
     ROLE_ATTR_NAME,
@@ -31,6 +30,7 @@ from tidu_mlir.dialects.cg import (
     parse_key_spec,
 )
 from tidu_mlir.graph import fragment_output_op, fragment_path, lookup_fragment
+from tidu_mlir.interfaces import ADRuleError, OpT, RuleKind
 
 Target: TypeAlias = Fragment | tuple[ModuleOp, str]
 """A fragment, or a module and the path of a fragment in it (`@f::@jvp1`)."""

@@ -1,4 +1,4 @@
-"""`linearize` (SPEC §1.3): forward mode, one new linear fragment per call.
+"""`linearize`: forward mode, one new linear fragment per call.
 
 One topological walk over the ops the requested outputs reach (across
 enclosing fragments). Each `wrt` key is seeded by a tangent input; each op
@@ -23,7 +23,6 @@ from tidu_mlir.ad.context import (
     discard,
     resolve_target,
 )
-from tidu_mlir.ad.interface import ADRuleError, Differentiable
 from tidu_mlir.diagnostics import OpError
 from tidu_mlir.dialects.cg import (
     Fragment,
@@ -40,6 +39,7 @@ from tidu_mlir.graph import (
     fragment_path,
     reachable_ops,
 )
+from tidu_mlir.interfaces import ADRuleError, Differentiable
 
 
 def linearize(

@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
-from tidu_mlir.ad.interface import Differentiable
 from tidu_mlir.diagnostics import OpError
 from tidu_mlir.dialects.cg import GraphOp, InputOp, LinearOp, OutputOp, role_of
 from tidu_mlir.graph import all_fragments, fragment_inputs, fragment_path
+from tidu_mlir.interfaces import Differentiable
 
 
 def verify_linearity(fragment: LinearOp) -> set[SSAValue]:

@@ -1,4 +1,4 @@
-"""`linear_transpose` (SPEC §1.4): reverse a linear fragment.
+"""`linear_transpose`: reverse a linear fragment.
 
 After the linearity check, one reverse walk over the fragment's own ops:
 primary ops are fixed values (referenced as they are), each linear op with a
@@ -23,7 +23,6 @@ from tidu_mlir.ad.context import (
     discard,
     module_of,
 )
-from tidu_mlir.ad.interface import ADRuleError, Differentiable
 from tidu_mlir.ad.linearity import verify_linearity
 from tidu_mlir.diagnostics import OpError
 from tidu_mlir.dialects.cg import (
@@ -42,6 +41,7 @@ from tidu_mlir.graph import (
     fragment_output_op,
     fragment_path,
 )
+from tidu_mlir.interfaces import ADRuleError, Differentiable
 
 Accumulator = type[Differentiable]
 

@@ -123,23 +123,57 @@ class CotangentKeyAttr(ParametrizedAttribute):
         super().__init__(IntAttr(index), IntAttr(pass_id))
 
     def print_parameters(self, printer: Printer) -> None:
-        printer.print_string(f"<{self.index.data}, {self.pass_id.data}>")
+        _print_index_and_pass(printer, self.index, self.pass_id)
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        with parser.in_angle_brackets():
-            index = parser.parse_integer(allow_negative=False, allow_boolean=False)
-            parser.parse_punctuation(",")
-            pass_id = parser.parse_integer(allow_negative=False, allow_boolean=False)
-        return (IntAttr(index), IntAttr(pass_id))
+        return _parse_index_and_pass(parser)
 
 
-InputKey: TypeAlias = KeyAttr | TangentKeyAttr | CotangentKeyAttr
+@irdl_attr_definition
+class ResidualKeyAttr(ParametrizedAttribute):
+    """Residual I saved by the `unzip` pass N: `#cg.residual<I, N>`.
+
+    It keys an input of the graph holding an unzipped linear fragment; the
+    value is output I of the residual outputs of the forward graph of pass N
+    (see `ResidualsAttr`).
+    """
+
+    name = "cg.residual"
+
+    index: IntAttr
+    pass_id: IntAttr
+
+    def __init__(self, index: int, pass_id: int):
+        super().__init__(IntAttr(index), IntAttr(pass_id))
+
+    def print_parameters(self, printer: Printer) -> None:
+        _print_index_and_pass(printer, self.index, self.pass_id)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        return _parse_index_and_pass(parser)
+
+
+def _print_index_and_pass(printer: Printer, index: IntAttr, pass_id: IntAttr) -> None:
+    printer.print_string(f"<{index.data}, {pass_id.data}>")
+
+
+def _parse_index_and_pass(parser: AttrParser) -> tuple[IntAttr, IntAttr]:
+    """`<I, N>`: two non-negative integers."""
+    with parser.in_angle_brackets():
+        index = parser.parse_integer(allow_negative=False, allow_boolean=False)
+        parser.parse_punctuation(",")
+        pass_id = parser.parse_integer(allow_negative=False, allow_boolean=False)
+    return (IntAttr(index), IntAttr(pass_id))
+
+
+InputKey: TypeAlias = KeyAttr | TangentKeyAttr | CotangentKeyAttr | ResidualKeyAttr
 
 
 def is_input_key(attr: Attribute) -> bool:
-    """Whether `attr` is one of the three key attributes."""
-    return isinstance(attr, KeyAttr | TangentKeyAttr | CotangentKeyAttr)
+    """Whether `attr` is one of the four key attributes."""
+    return isinstance(attr, KeyAttr | TangentKeyAttr | CotangentKeyAttr | ResidualKeyAttr)
 
 
 def tangent_of(key: InputKey, pass_id: int) -> TangentKeyAttr:
@@ -148,17 +182,21 @@ def tangent_of(key: InputKey, pass_id: int) -> TangentKeyAttr:
 
 
 def key_spec(key: InputKey) -> str:
-    """The command-line spelling of a key: `x`, `tangent(x,1)`, `cotangent(0,2)`."""
+    """The command-line spelling of a key: `x`, `tangent(x,1)`, `cotangent(0,2)`,
+    `residual(0,3)`."""
     if isinstance(key, KeyAttr):
         return key.key_name.data
     if isinstance(key, TangentKeyAttr):
         assert is_input_key(key.of)
         return f"tangent({key_spec(key.of)},{key.pass_id.data})"  # type: ignore[arg-type]
+    if isinstance(key, ResidualKeyAttr):
+        return f"residual({key.index.data},{key.pass_id.data})"
     return f"cotangent({key.index.data},{key.pass_id.data})"
 
 
 _TANGENT_SPEC = re.compile(r"^tangent\((.*),\s*(\d+)\)$")
 _COTANGENT_SPEC = re.compile(r"^cotangent\(\s*(\d+)\s*,\s*(\d+)\s*\)$")
+_RESIDUAL_SPEC = re.compile(r"^residual\(\s*(\d+)\s*,\s*(\d+)\s*\)$")
 _NAME_SPEC = re.compile(r"^[A-Za-z_][\w.\-]*$")
 
 
@@ -169,9 +207,14 @@ def parse_key_spec(spec: str) -> InputKey:
         return TangentKeyAttr(parse_key_spec(match.group(1)), int(match.group(2)))
     if match := _COTANGENT_SPEC.match(spec):
         return CotangentKeyAttr(int(match.group(1)), int(match.group(2)))
+    if match := _RESIDUAL_SPEC.match(spec):
+        return ResidualKeyAttr(int(match.group(1)), int(match.group(2)))
     if _NAME_SPEC.match(spec):
         return KeyAttr(spec)
-    raise ValueError(f"malformed key '{spec}': expected a name, tangent(KEY,N) or cotangent(I,N)")
+    raise ValueError(
+        f"malformed key '{spec}': expected a name, tangent(KEY,N) or cotangent(I,N) or "
+        "residual(I,N)"
+    )
 
 
 # --------------------------------------------------------------------------
@@ -237,6 +280,56 @@ def verify_role(op: Operation) -> None:
         raise VerifyException(
             f"role mask has {len(role.mask.data)} entries but the op has "
             f"{len(op.operands)} operands"
+        )
+
+
+# --------------------------------------------------------------------------
+# Residual outputs (unzip)
+# --------------------------------------------------------------------------
+
+RESIDUALS_ATTR_NAME = "cg.residuals"
+
+
+@irdl_attr_definition
+class ResidualsAttr(ParametrizedAttribute):
+    """On a forward graph built by `unzip` pass N: its last K outputs are the
+    residuals 0..K-1 of that pass, `#cg.residuals<K, N>` (the inputs keyed
+    `#cg.residual<I, N>` of the graph holding the linear fragment)."""
+
+    name = "cg.residuals"
+
+    count: IntAttr
+    pass_id: IntAttr
+
+    def __init__(self, count: int, pass_id: int):
+        super().__init__(IntAttr(count), IntAttr(pass_id))
+
+    def print_parameters(self, printer: Printer) -> None:
+        _print_index_and_pass(printer, self.count, self.pass_id)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        return _parse_index_and_pass(parser)
+
+
+def residuals_of(graph: GraphOp) -> ResidualsAttr | None:
+    """The residual outputs of a forward graph built by `unzip` (None otherwise)."""
+    attr = graph.attributes.get(RESIDUALS_ATTR_NAME)
+    return attr if isinstance(attr, ResidualsAttr) else None
+
+
+def _verify_residuals(graph: GraphOp) -> None:
+    attr = graph.attributes.get(RESIDUALS_ATTR_NAME)
+    if attr is None:
+        return
+    if not isinstance(attr, ResidualsAttr):
+        raise VerifyException(f"'{RESIDUALS_ATTR_NAME}' must be a #cg.residuals attribute")
+    outputs = graph.body.block.last_op
+    assert isinstance(outputs, OutputOp)
+    if attr.count.data > len(outputs.outputs):
+        raise VerifyException(
+            f"cg.graph declares {attr.count.data} residual outputs but cg.output returns "
+            f"{len(outputs.outputs)} values"
         )
 
 
@@ -369,6 +462,7 @@ class GraphOp(IRDLOperation):
 
     def verify_(self) -> None:
         _verify_fragment(self, self.body)
+        _verify_residuals(self)
 
 
 @irdl_op_definition
@@ -454,7 +548,7 @@ class InputOp(IRDLOperation):
 
     name = "cg.input"
 
-    key = prop_def(KeyAttr | TangentKeyAttr | CotangentKeyAttr)
+    key = prop_def(KeyAttr | TangentKeyAttr | CotangentKeyAttr | ResidualKeyAttr)
     result = result_def(TensorType)
 
     traits = traits_def(InFragment())
@@ -486,5 +580,5 @@ Fragment: TypeAlias = GraphOp | LinearOp
 CG = Dialect(
     "cg",
     [GraphOp, LinearOp, InputOp, OutputOp],
-    [KeyAttr, TangentKeyAttr, CotangentKeyAttr, LinearizedRoleAttr],
+    [KeyAttr, TangentKeyAttr, CotangentKeyAttr, ResidualKeyAttr, LinearizedRoleAttr, ResidualsAttr],
 )

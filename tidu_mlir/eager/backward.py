@@ -1,4 +1,4 @@
-"""Reverse mode over a recorded tape (seeds/003, "Backward Execution").
+"""Reverse mode over a recorded tape (`docs/eager.md`, "try_backward").
 
 `try_backward` walks the tape from one output in reverse topological order
 (iteratively: tapes of any length). For each node it linearizes the recorded
@@ -49,7 +49,7 @@ PlanKey = tuple[cg.GraphOp, tuple[int, ...], tuple[bool, ...]]
 @dataclass
 class BackwardContext:
     """State shared by backward passes: the plans built so far (the AD context
-    of seeds/003). Reusing one context never linearizes a graph twice."""
+    of `docs/eager.md`). Reusing one context never linearizes a graph twice."""
 
     plans: dict[PlanKey, BackwardPlan | None] = field(default_factory=dict)
 
@@ -185,7 +185,7 @@ def _run_transposed(
     executor: BackwardExecutor,
     ctx: BackwardContext,
 ) -> Sequence[Operand | None]:
-    """seeds/003's `execute_forward` then `run_transposed_linear`, unless the
+    """The executor's `execute_forward` then `run_transposed_linear`, unless the
     executor offers the optional shortcut `run_node(node, linear, seeds)`
     (the frontend's compiled executor takes the node's inputs by position
     instead of replaying the forward graph) and it applies (not None)."""

@@ -1,4 +1,4 @@
-"""numpy-named functions on `Tensor`s, mirroring `tidu_mlir.numpy`.
+"""numpy-named functions on `Tensor`s: one for each function of `tidu_mlir.numpy`.
 
 Each function calls the `tidu_mlir.numpy` function of the same name twice over:
 on the concrete arrays (where it is numpy) for the result, and, when the
@@ -8,12 +8,20 @@ and dtypes, static arguments), so a loop records the same graph objects again
 and the backward of each is linearized, transposed and compiled once.
 
 Python scalars are static (baked into the graph, part of the cache key: numpy
-treats them as weakly typed); arrays and tensors are graph inputs.
+treats them as weakly typed); arrays and tensors are graph inputs. Results
+that cannot carry a gradient (the booleans of comparisons) are never recorded.
+
+The functions whose arguments are all arrays (`sin`, `add`, `less`, `where`,
+...) are made from `tnp.__all__`; those with static arguments (axes, shapes,
+a dtype, einsum's subscripts) are written out below. `FUNCTIONS` holds them
+all, and this module binds itself as the operators of `Tensor`.
 """
 
 from __future__ import annotations
 
 import builtins
+import functools
+import sys
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
@@ -22,17 +30,9 @@ import numpy as np
 import tidu_mlir.numpy as tnp
 from tidu_mlir.dialects import cg
 from tidu_mlir.eager.recording import EagerInput, RecordedGraph, graph_interface
-from tidu_mlir.eager.tensor import RUNTIME, Tensor, is_grad_enabled
+from tidu_mlir.eager.tensor import DIFFERENTIABLE_KINDS, RUNTIME, Tensor, is_grad_enabled
 from tidu_mlir.tracing import ArraySpec, trace_function
 from tidu_mlir.types import numpy_dtype
-
-__all__ = [
-    "abs", "add", "astype", "broadcast_to", "concatenate", "conj", "cos", "divide", "dot",
-    "einsum", "equal", "exp", "getitem", "greater", "greater_equal", "imag", "less",
-    "less_equal", "log", "matmul", "max", "maximum", "mean", "minimum", "multiply", "negative",
-    "not_equal", "power", "real", "reshape", "sin", "sqrt", "subtract", "sum", "tanh",
-    "transpose", "where",
-]  # fmt: skip
 
 SCALARS = (bool, int, float, complex)
 
@@ -81,9 +81,8 @@ def apply(
         if t is not None and t._requires_grad:
             record = is_grad_enabled()
             break
-    if record:
-        outputs = _record(name, fn, operands, tensors, static, arrays)
-    else:
+    outputs = _record(name, fn, operands, tensors, static, arrays) if record else None
+    if outputs is None:
         outputs = [Tensor(array) for array in arrays]
     return tuple(outputs) if several else outputs[0]
 
@@ -108,12 +107,16 @@ def _record(
     tensors: Sequence[Tensor | None],
     static: Hashable,
     arrays: Sequence[np.ndarray],
-) -> list[Tensor]:
-    """Record one invocation; the results become tensors on the tape.
+) -> list[Tensor] | None:
+    """Record one invocation; the results become tensors on the tape (None:
+    nothing to record, the results cannot carry a gradient).
 
     The frontend builds the tape node itself (what `Recorder.record_graph`
     does, minus its checks: the traced graph matches its operands by
     construction, and at least one of them requires grad)."""
+    for array in arrays:
+        if array.dtype.kind not in DIFFERENTIABLE_KINDS:
+            return None
     traced = traced_op(name, fn, operands, tensors, static)
     inputs = tuple(
         [EagerInput(t.key, t._trace, t._requires_grad, t.data) for t in tensors if t is not None]
@@ -178,119 +181,32 @@ def _freeze(value: Any) -> Hashable:
 
 
 # --------------------------------------------------------------------------
-# Elementwise
+# Functions with static arguments
 # --------------------------------------------------------------------------
 
 
-def _unary(name: str, fn: Callable[[Any], Any]) -> Callable[[Any], Tensor]:
-    concrete = getattr(np, name)  # what `fn` runs on arrays
+def _reduction(name: str) -> Callable[..., Tensor]:
+    """`sum`, `mean` or `max` over `axis`."""
+    fn, concrete = getattr(tnp, name), getattr(np, name)
 
-    def op(x: Any) -> Tensor:
-        return apply(name, fn, (x,), (), concrete)
-
-    op.__name__ = op.__qualname__ = name
-    op.__doc__ = f"`tnp.{name}` on a tensor, recorded for backward."
-    return op
-
-
-def _binary(name: str, fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Tensor]:
-    concrete = getattr(np, name)  # what `fn` runs on arrays
-
-    def op(x: Any, y: Any) -> Tensor:
-        return apply(name, fn, (x, y), (), concrete)
+    def op(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return apply(
+            name,
+            lambda a: fn(a, axis=axis, keepdims=keepdims),
+            (x,),
+            (_freeze(axis), keepdims),
+            lambda a: concrete(a, axis=axis, keepdims=keepdims),
+        )
 
     op.__name__ = op.__qualname__ = name
-    op.__doc__ = f"`tnp.{name}` on tensors, recorded for backward."
+    op.__doc__ = f"`tnp.{name}` of a tensor over `axis` (None: all axes)."
     return op
-
-
-def _comparison(name: str, fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Tensor]:
-    def op(x: Any, y: Any) -> Tensor:
-        return Tensor(np.asarray(fn(_data(x), _data(y))))
-
-    op.__name__ = op.__qualname__ = name
-    op.__doc__ = f"`np.{name}` on tensors: a boolean tensor, never recorded."
-    return op
-
-
-def _data(value: Any) -> Any:
-    return value.data if isinstance(value, Tensor) else value
-
-
-negative = _unary("negative", tnp.negative)
-sin = _unary("sin", tnp.sin)
-cos = _unary("cos", tnp.cos)
-exp = _unary("exp", tnp.exp)
-log = _unary("log", tnp.log)
-tanh = _unary("tanh", tnp.tanh)
-sqrt = _unary("sqrt", tnp.sqrt)
-abs = _unary("abs", tnp.abs)  # noqa: A001 - numpy's name
-conj = _unary("conj", tnp.conj)
-real = _unary("real", tnp.real)
-imag = _unary("imag", tnp.imag)
-
-add = _binary("add", tnp.add)
-subtract = _binary("subtract", tnp.subtract)
-multiply = _binary("multiply", tnp.multiply)
-divide = _binary("divide", tnp.divide)
-power = _binary("power", tnp.power)
-maximum = _binary("maximum", tnp.maximum)
-minimum = _binary("minimum", tnp.minimum)
-matmul = _binary("matmul", tnp.matmul)
-dot = _binary("dot", tnp.dot)
-
-less = _comparison("less", np.less)
-less_equal = _comparison("less_equal", np.less_equal)
-greater = _comparison("greater", np.greater)
-greater_equal = _comparison("greater_equal", np.greater_equal)
-equal = _comparison("equal", np.equal)
-not_equal = _comparison("not_equal", np.not_equal)
-
-
-def where(condition: Any, x: Any, y: Any) -> Tensor:
-    """`x` where `condition` (a boolean tensor or array) holds, else `y`."""
-    return apply("where", tnp.where, (condition, x, y))
 
 
 def astype(x: Any, dtype: Any) -> Tensor:
     """`x.astype(dtype)` (complex to real keeps the real part)."""
     target = np.dtype(dtype)
     return apply("astype", lambda a: tnp.astype(a, target), (x,), target)
-
-
-# --------------------------------------------------------------------------
-# Reductions and shapes
-# --------------------------------------------------------------------------
-
-
-def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
-    return apply(
-        "sum",
-        lambda a: tnp.sum(a, axis=axis, keepdims=keepdims),
-        (x,),
-        (_freeze(axis), keepdims),
-        lambda a: np.sum(a, axis=axis, keepdims=keepdims),
-    )
-
-
-def mean(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
-    return apply(
-        "mean",
-        lambda a: tnp.mean(a, axis=axis, keepdims=keepdims),
-        (x,),
-        (_freeze(axis), keepdims),
-        lambda a: np.mean(a, axis=axis, keepdims=keepdims),
-    )
-
-
-def max(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
-    return apply(
-        "max",
-        lambda a: tnp.max(a, axis=axis, keepdims=keepdims),
-        (x,),
-        (_freeze(axis), keepdims),
-        lambda a: np.max(a, axis=axis, keepdims=keepdims),
-    )
 
 
 def reshape(x: Any, shape: Any) -> Tensor:
@@ -316,8 +232,51 @@ def einsum(subscripts: str, *operands: Any) -> Tensor:
 
 
 def getitem(x: Any, index: Any) -> Tensor:
-    """Static indexing: integers, slices, None and Ellipsis."""
+    """Static indexing: integers, slices, None and Ellipsis (`Tensor.__getitem__`)."""
     items = index if isinstance(index, tuple) else (index,)
     if builtins.any(isinstance(item, Tensor | np.ndarray | list) for item in items):
         raise TypeError("indexing a tensor with arrays is not supported; use static slices")
     return apply("getitem", lambda a: a[index], (x,), _freeze(index))
+
+
+STATIC_ARGUMENTS: dict[str, Callable[..., Any]] = {
+    "sum": _reduction("sum"),
+    "mean": _reduction("mean"),
+    "max": _reduction("max"),
+    "astype": astype,
+    "reshape": reshape,
+    "transpose": transpose,
+    "broadcast_to": broadcast_to,
+    "concatenate": concatenate,
+    "einsum": einsum,
+    "shape": tnp.shape,  # not an array: tnp's works on tensors as it is
+}
+"""The functions of `tnp.__all__` that take more than arrays."""
+
+
+# --------------------------------------------------------------------------
+# Functions of arrays only, made from tnp's
+# --------------------------------------------------------------------------
+
+
+def _array_function(name: str) -> Callable[..., Tensor]:
+    """`tnp.<name>` on tensors; every argument is an array (or a static scalar)."""
+    fn = getattr(tnp, name)
+    concrete = fn.concrete  # what `fn` runs on arrays (the op's reference), without tnp's dispatch
+
+    def op(*operands: Any) -> Tensor:
+        return apply(name, fn, operands, (), concrete)
+
+    functools.update_wrapper(op, fn, assigned=())  # inspect.signature shows tnp's
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"`tnp.{name}` on tensors, recorded for backward when it has a gradient."
+    return op
+
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    name: STATIC_ARGUMENTS.get(name) or _array_function(name) for name in tnp.__all__
+}
+"""The numpy-named functions on tensors, by name: one for each of `tnp.__all__`."""
+
+globals().update(FUNCTIONS)
+Tensor.bind_functions(sys.modules[__name__])

@@ -1,4 +1,4 @@
-"""Recording eager invocations on a tape (seeds/003, "Recording").
+"""Recording eager invocations on a tape (`docs/eager.md`).
 
 A frontend runs each operation concretely, then records the primitive graph of
 that invocation with `Recorder.record_graph`. Each recorded invocation is one

@@ -4,7 +4,8 @@ Operations run numpy at once; when grad mode is on and an operand requires
 grad, the operation's traced graph is recorded on the tape (see
 `tidu_mlir.eager.functions`). `backward()` runs `try_backward` from the
 tensor and accumulates the cotangents into the `.grad` of the leaves.
-Complex gradients follow SPEC §1.6: grad of sum(|z|²) is 2z.
+Complex gradients are adjoints for the real inner product Re(conj(a)·b)
+(`docs/complex.md`): grad of sum(|z|²) is 2z.
 """
 
 from __future__ import annotations
@@ -18,11 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from tidu_mlir.array_operators import ArrayOperators
 from tidu_mlir.eager.backward import BackwardContext, try_backward
 from tidu_mlir.eager.executor import CompiledExecutor
 from tidu_mlir.eager.recording import (
-    EagerInput,
-    EagerOutput,
     KeySource,
     RecordedGraph,
     Recorder,
@@ -76,12 +76,12 @@ def no_grad() -> Iterator[None]:
         _mode.enabled = previous
 
 
-class Tensor:
-    """A numpy array that may require grad; operators and methods as numpy's."""
+class Tensor(ArrayOperators):
+    """A numpy array that may require grad; operators and methods as numpy's
+    (implemented by `tidu_mlir.eager.functions`, which binds itself to this class)."""
 
     __slots__ = ("data", "grad", "_requires_grad", "_key", "_trace", "__weakref__")
     __array_ufunc__ = None  # ndarray op Tensor defers to Tensor's reflected operator
-    __array_priority__ = 1000
 
     def __init__(self, data: Any, requires_grad: bool = False):
         self.data: np.ndarray = np.asarray(data)
@@ -90,15 +90,6 @@ class Tensor:
         self._key: ValueKey | None = None
         self._trace: RecordedGraph | None = None
         self.requires_grad = requires_grad
-
-    @staticmethod
-    def from_output(data: np.ndarray, output: EagerOutput) -> Tensor:
-        """The tensor of one recorded output."""
-        result = Tensor(data)
-        result._key = output.key
-        result._trace = output.trace
-        result._requires_grad = output.requires_grad
-        return result
 
     @staticmethod
     def _recorded(data: np.ndarray, key: ValueKey, trace: RecordedGraph) -> Tensor:
@@ -139,10 +130,6 @@ class Tensor:
     @property
     def is_leaf(self) -> bool:
         return self._trace is None
-
-    def as_input(self) -> EagerInput:
-        """This tensor as an input of a recorded invocation."""
-        return EagerInput(self.key, self._trace, self._requires_grad, self.data)
 
     def backward(self, seed: Any = None) -> None:
         """Accumulate d(self)/d(leaf) contracted with `seed` into each leaf's `.grad`.
@@ -223,107 +210,6 @@ class Tensor:
         grad = ", requires_grad=True" if self._requires_grad else ""
         return f"Tensor({self.data!r}{grad})"
 
-    __hash__ = object.__hash__
-
-    def __add__(self, other: Any) -> Tensor:
-        return _fn.add(self, other)
-
-    def __radd__(self, other: Any) -> Tensor:
-        return _fn.add(other, self)
-
-    def __sub__(self, other: Any) -> Tensor:
-        return _fn.subtract(self, other)
-
-    def __rsub__(self, other: Any) -> Tensor:
-        return _fn.subtract(other, self)
-
-    def __mul__(self, other: Any) -> Tensor:
-        return _fn.multiply(self, other)
-
-    def __rmul__(self, other: Any) -> Tensor:
-        return _fn.multiply(other, self)
-
-    def __truediv__(self, other: Any) -> Tensor:
-        return _fn.divide(self, other)
-
-    def __rtruediv__(self, other: Any) -> Tensor:
-        return _fn.divide(other, self)
-
-    def __pow__(self, other: Any) -> Tensor:
-        return _fn.power(self, other)
-
-    def __rpow__(self, other: Any) -> Tensor:
-        return _fn.power(other, self)
-
-    def __matmul__(self, other: Any) -> Tensor:
-        return _fn.matmul(self, other)
-
-    def __rmatmul__(self, other: Any) -> Tensor:
-        return _fn.matmul(other, self)
-
-    def __neg__(self) -> Tensor:
-        return _fn.negative(self)
-
-    def __pos__(self) -> Tensor:
-        return self
-
-    def __abs__(self) -> Tensor:
-        return _fn.abs(self)
-
-    def __lt__(self, other: Any) -> Tensor:
-        return _fn.less(self, other)
-
-    def __le__(self, other: Any) -> Tensor:
-        return _fn.less_equal(self, other)
-
-    def __gt__(self, other: Any) -> Tensor:
-        return _fn.greater(self, other)
-
-    def __ge__(self, other: Any) -> Tensor:
-        return _fn.greater_equal(self, other)
-
-    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return _fn.equal(self, other)
-
-    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return _fn.not_equal(self, other)
-
-    def __getitem__(self, index: Any) -> Tensor:
-        return _fn.getitem(self, index)
-
-    @property
-    def T(self) -> Tensor:  # noqa: N802 - numpy's name
-        return _fn.transpose(self)
-
-    @property
-    def real(self) -> Tensor:
-        return _fn.real(self)
-
-    @property
-    def imag(self) -> Tensor:
-        return _fn.imag(self)
-
-    def conj(self) -> Tensor:
-        return _fn.conj(self)
-
-    def reshape(self, *shape: Any) -> Tensor:
-        return _fn.reshape(self, shape[0] if len(shape) == 1 else shape)
-
-    def transpose(self, *axes: Any) -> Tensor:
-        return _fn.transpose(self, (axes[0] if len(axes) == 1 else axes) or None)
-
-    def sum(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return _fn.sum(self, axis=axis, keepdims=keepdims)
-
-    def mean(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return _fn.mean(self, axis=axis, keepdims=keepdims)
-
-    def max(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return _fn.max(self, axis=axis, keepdims=keepdims)
-
-    def astype(self, dtype: Any) -> Tensor:
-        return _fn.astype(self, dtype)
-
 
 def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
     """A new leaf tensor holding a copy of `data` (integers become float64)."""
@@ -331,6 +217,3 @@ def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
     if array.dtype.kind in "iu":
         array = array.astype(np.float64)
     return Tensor(array, requires_grad=requires_grad)
-
-
-from tidu_mlir.eager import functions as _fn  # noqa: E402  (operators delegate to it)

@@ -1,6 +1,7 @@
 """The reference evaluator (numpy): the oracle every compiled result is checked
 against. `evaluate_ops` runs ops on arrays; `evaluate_func` runs a `func.func`;
-`evaluate_fragment` runs a `cg` fragment on its signature's inputs."""
+`evaluate_fragment` runs a `cg` fragment on its signature's inputs. Any op
+that implements `tidu_mlir.interfaces.Evaluable` can be evaluated."""
 
 from __future__ import annotations
 
@@ -11,9 +12,8 @@ from xdsl.ir import SSAValue
 
 from tidu_mlir.dialects.cg import Fragment
 from tidu_mlir.graph import fragment_outputs, fragment_path, fragment_signature, reachable_ops
-from tidu_mlir.interp import prim_impls as prim_impls
+from tidu_mlir.interfaces import EvaluationError
 from tidu_mlir.interp.evaluator import coerce_array, evaluate_func, evaluate_op, evaluate_ops
-from tidu_mlir.interp.registry import EvaluationError, lookup_impl, register_impl
 
 
 def evaluate_fragment(fragment: Fragment, args: Sequence[object]) -> list[np.ndarray]:
@@ -39,6 +39,4 @@ __all__ = [
     "evaluate_func",
     "evaluate_op",
     "evaluate_ops",
-    "lookup_impl",
-    "register_impl",
 ]

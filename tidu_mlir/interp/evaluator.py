@@ -1,4 +1,7 @@
-"""Running ops on numpy arrays: the reference semantics of every graph."""
+"""Running ops on numpy arrays: the reference semantics of every graph.
+
+An op runs through its own `Evaluable.evaluate`; the evaluator checks each
+result against the result type and casts it to the result's element type."""
 
 from __future__ import annotations
 
@@ -9,8 +12,8 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from tidu_mlir.dialects.prim import tensor_dtype
-from tidu_mlir.interp.registry import EvaluationError, lookup_impl
+from tidu_mlir.interfaces import Evaluable, EvaluationError
+from tidu_mlir.types import numpy_dtype
 
 Env = MutableMapping[SSAValue, np.ndarray]
 
@@ -24,7 +27,7 @@ def coerce_array(value: object, t: Attribute, what: str) -> np.ndarray:
     shape = tuple(t.get_shape())
     if array.shape != shape:
         raise ValueError(f"{what} has shape {array.shape}, expected {shape} ({t})")
-    dtype = tensor_dtype(t)
+    dtype = numpy_dtype(t.get_element_type())
     if np.iscomplexobj(array) and dtype.kind != "c":
         raise ValueError(f"{what} is complex but {t} is real")
     return array.astype(dtype, copy=False)
@@ -32,17 +35,17 @@ def coerce_array(value: object, t: Attribute, what: str) -> np.ndarray:
 
 def evaluate_op(op: Operation, env: Env) -> None:
     """Run one op, reading its operands from `env` and storing its results."""
+    if not isinstance(op, Evaluable):
+        raise EvaluationError(f"'{op.name}' is not evaluable (no numpy semantics)")
     args: list[np.ndarray] = []
     for index, operand in enumerate(op.operands):
         if operand not in env:
             raise EvaluationError(f"no value for operand #{index} of '{op.name}'")
         args.append(env[operand])
-    results = lookup_impl(op)(op, *args)
-    if isinstance(results, np.ndarray):
-        results = (results,)
+    results = op.evaluate(*args)
     if len(results) != len(op.results):
         raise EvaluationError(
-            f"implementation of '{op.name}' gave {len(results)} results, expected {len(op.results)}"
+            f"'{op.name}' evaluated to {len(results)} results, expected {len(op.results)}"
         )
     for index, (result, array) in enumerate(zip(op.results, results, strict=True)):
         try:

@@ -1,8 +1,10 @@
 """What each elementwise prim op computes on one element (real or (re, im) pair).
 
-`apply_elementwise` is the only place that knows the per-element semantics of
-the prim ops; the loop builders call it inside their innermost loop. Semantics
-follow numpy (the reference evaluator): `compare` is ordered except `ne`,
+`ELEMENT_RULES` is the only place that knows the per-element semantics of the
+prim ops: one rule per op class, covering both its real and its complex case.
+The loop builders call `apply_elementwise` inside their innermost loop; adding
+an elementwise op to the lowering means adding its entry here. Semantics follow
+numpy (the reference evaluator): `compare` is ordered except `ne`,
 `maximum`/`minimum` propagate NaN, `convert` from complex to real takes the real
 part, `abs` of a complex number is its modulus.
 """
@@ -10,113 +12,73 @@ part, `abs` of a complex number is its modulus.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TypeAlias
 
 from xdsl.dialects import math
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Operation, SSAValue
 
 from tidu_mlir.dialects import prim
-from tidu_mlir.lowering.scalar import Element, ScalarBuilder, as_complex, as_real
+from tidu_mlir.lowering.scalar import Complex, Element, ScalarBuilder, as_complex, as_real
 
-ELEMENTWISE_OPS: tuple[type[Operation], ...] = (
-    prim.AddOp,
-    prim.SubOp,
-    prim.MulOp,
-    prim.DivOp,
-    prim.MaximumOp,
-    prim.MinimumOp,
-    prim.NegOp,
-    prim.ExpOp,
-    prim.LogOp,
-    prim.SinOp,
-    prim.CosOp,
-    prim.TanhOp,
-    prim.SqrtOp,
-    prim.ConjOp,
-    prim.PowOp,
-    prim.AbsOp,
-    prim.RealOp,
-    prim.ImagOp,
-    prim.ComplexOp,
-    prim.SelectOp,
-    prim.CompareOp,
-    prim.ConvertOp,
-)
-"""Ops computed element by element with identical operand and result shapes."""
+ElementRule: TypeAlias = Callable[[ScalarBuilder, Operation, Sequence[Element]], Element]
+"""One element of an op's result from its operands' elements (real or complex)."""
 
-_Rule = Callable[[ScalarBuilder, Operation, Sequence[Element]], Element]
-
-_REAL_BINARY = {
-    prim.AddOp: ScalarBuilder.add,
-    prim.SubOp: ScalarBuilder.sub,
-    prim.MulOp: ScalarBuilder.mul,
-    prim.DivOp: ScalarBuilder.div,
-    prim.MaximumOp: ScalarBuilder.maximum,
-    prim.MinimumOp: ScalarBuilder.minimum,
-}
-_COMPLEX_BINARY = {
-    prim.AddOp: ScalarBuilder.c_add,
-    prim.SubOp: ScalarBuilder.c_sub,
-    prim.MulOp: ScalarBuilder.c_mul,
-    prim.DivOp: ScalarBuilder.c_div,
-}
-_REAL_MATH = {
-    prim.LogOp: math.LogOp,
-    prim.SinOp: math.SinOp,
-    prim.CosOp: math.CosOp,
-    prim.SqrtOp: math.SqrtOp,
-    prim.AbsOp: math.AbsFOp,
-}
-_COMPLEX_UNARY = {
-    prim.NegOp: ScalarBuilder.c_neg,
-    prim.ConjOp: ScalarBuilder.c_conj,
-    prim.ExpOp: ScalarBuilder.c_exp,
-    prim.LogOp: ScalarBuilder.c_log,
-    prim.SinOp: ScalarBuilder.c_sin,
-    prim.CosOp: ScalarBuilder.c_cos,
-    prim.TanhOp: ScalarBuilder.c_tanh,
-    prim.SqrtOp: ScalarBuilder.c_sqrt,
-    prim.AbsOp: ScalarBuilder.c_abs,
-    prim.RealOp: lambda _, x: x[0],
-    prim.ImagOp: lambda _, x: x[1],
-}
+RealUnary: TypeAlias = Callable[[ScalarBuilder, SSAValue], SSAValue]
+ComplexUnary: TypeAlias = Callable[[ScalarBuilder, Complex], Element]
+RealBinary: TypeAlias = Callable[[ScalarBuilder, SSAValue, SSAValue], SSAValue]
+ComplexBinary: TypeAlias = Callable[[ScalarBuilder, Complex, Complex], Complex]
 
 
-def apply_elementwise(sb: ScalarBuilder, op: Operation, args: Sequence[Element]) -> Element:
-    """The element of `op`'s result computed from its operands' elements `args`."""
-    kind = type(op)
-    if isinstance(op, prim.SelectOp):
-        return _select(sb, args)
-    if isinstance(op, prim.CompareOp):
-        return sb.compare(op.direction.data, as_real(args[0]), as_real(args[1]))
-    if isinstance(op, prim.ConvertOp):
-        return convert_element(sb, args[0], prim.element_type_of(op.result.type))
-    if isinstance(op, prim.ComplexOp):
-        return as_real(args[0]), as_real(args[1])
-    if isinstance(op, prim.PowOp):
-        x = args[0]
+def _unary(real: RealUnary | None, complex_: ComplexUnary | None) -> ElementRule:
+    """The rule of a one-operand op; None where the op rejects that kind of operand."""
+
+    def rule(sb: ScalarBuilder, op: Operation, args: Sequence[Element]) -> Element:
+        (x,) = args
         if isinstance(x, tuple):
-            return sb.c_pow(x, op.exponent_value)
-        return sb.real_pow(x, op.exponent_value)
-    if isinstance(args[0], tuple):
-        if kind in _COMPLEX_BINARY:
-            return _COMPLEX_BINARY[kind](sb, as_complex(args[0]), as_complex(args[1]))
-        return _COMPLEX_UNARY[kind](sb, as_complex(args[0]))
-    if kind in _REAL_BINARY:
-        return _REAL_BINARY[kind](sb, as_real(args[0]), as_real(args[1]))
-    if kind in _REAL_MATH:
-        return sb.unary(_REAL_MATH[kind], as_real(args[0]))
-    if isinstance(op, prim.TanhOp):
-        return sb.tanh(as_real(args[0]))
-    if isinstance(op, prim.ExpOp):
-        return sb.exp(as_real(args[0]))
-    if isinstance(op, prim.NegOp):
-        return sb.neg(as_real(args[0]))
-    if isinstance(op, prim.ConjOp | prim.RealOp):
-        return args[0]
-    raise NotImplementedError(f"no element rule for {op.name}")
+            assert complex_ is not None, f"{op.name} takes real operands"
+            return complex_(sb, x)
+        assert real is not None, f"{op.name} takes complex operands"
+        return real(sb, x)
+
+    return rule
 
 
-def _select(sb: ScalarBuilder, args: Sequence[Element]) -> Element:
+def _binary(real: RealBinary, complex_: ComplexBinary | None = None) -> ElementRule:
+    """The rule of a two-operand op of one element type; None: real operands only."""
+
+    def rule(sb: ScalarBuilder, op: Operation, args: Sequence[Element]) -> Element:
+        x, y = args
+        if isinstance(x, tuple):
+            assert complex_ is not None, f"{op.name} takes real operands"
+            return complex_(sb, x, as_complex(y))
+        return real(sb, x, as_real(y))
+
+    return rule
+
+
+def _math(op_type: Callable[[SSAValue], Operation]) -> RealUnary:
+    """A real unary function computed by one `math` op."""
+    return lambda sb, x: sb.unary(op_type, x)
+
+
+def _identity(_: ScalarBuilder, x: SSAValue) -> SSAValue:
+    return x
+
+
+def _pow(sb: ScalarBuilder, op: Operation, args: Sequence[Element]) -> Element:
+    assert isinstance(op, prim.PowOp)
+    (x,) = args
+    if isinstance(x, tuple):
+        return sb.c_pow(x, op.exponent_value)
+    return sb.real_pow(x, op.exponent_value)
+
+
+def _compare(sb: ScalarBuilder, op: Operation, args: Sequence[Element]) -> Element:
+    assert isinstance(op, prim.CompareOp)
+    return sb.compare(op.direction.data, as_real(args[0]), as_real(args[1]))
+
+
+def _select(sb: ScalarBuilder, _: Operation, args: Sequence[Element]) -> Element:
     pred, on_true, on_false = args
     pred = as_real(pred)
     if isinstance(on_true, tuple):
@@ -125,8 +87,11 @@ def _select(sb: ScalarBuilder, args: Sequence[Element]) -> Element:
     return sb.select(pred, on_true, as_real(on_false))
 
 
-def convert_element(sb: ScalarBuilder, x: Element, target: Attribute) -> Element:
-    """`x` converted to element type `target` (complex -> real keeps the real part)."""
+def _convert(sb: ScalarBuilder, op: Operation, args: Sequence[Element]) -> Element:
+    """The operand converted to the result's element type (complex -> real keeps the
+    real part, real -> complex has a zero imaginary part)."""
+    (x,) = args
+    target = prim.element_type_of(op.results[0].type)
     real_target = prim.real_element_type(target)
     if isinstance(x, tuple):
         if prim.is_complex(target):
@@ -136,3 +101,40 @@ def convert_element(sb: ScalarBuilder, x: Element, target: Attribute) -> Element
     if prim.is_complex(target):
         return value, sb.const(0.0, real_target)
     return value
+
+
+ELEMENT_RULES: dict[type[Operation], ElementRule] = {
+    prim.AddOp: _binary(ScalarBuilder.add, ScalarBuilder.c_add),
+    prim.SubOp: _binary(ScalarBuilder.sub, ScalarBuilder.c_sub),
+    prim.MulOp: _binary(ScalarBuilder.mul, ScalarBuilder.c_mul),
+    prim.DivOp: _binary(ScalarBuilder.div, ScalarBuilder.c_div),
+    prim.MaximumOp: _binary(ScalarBuilder.maximum),
+    prim.MinimumOp: _binary(ScalarBuilder.minimum),
+    prim.NegOp: _unary(ScalarBuilder.neg, ScalarBuilder.c_neg),
+    prim.ExpOp: _unary(ScalarBuilder.exp, ScalarBuilder.c_exp),
+    prim.LogOp: _unary(_math(math.LogOp), ScalarBuilder.c_log),
+    prim.SinOp: _unary(_math(math.SinOp), ScalarBuilder.c_sin),
+    prim.CosOp: _unary(_math(math.CosOp), ScalarBuilder.c_cos),
+    prim.TanhOp: _unary(ScalarBuilder.tanh, ScalarBuilder.c_tanh),
+    prim.SqrtOp: _unary(_math(math.SqrtOp), ScalarBuilder.c_sqrt),
+    prim.ConjOp: _unary(_identity, ScalarBuilder.c_conj),
+    prim.PowOp: _pow,
+    prim.AbsOp: _unary(_math(math.AbsFOp), ScalarBuilder.c_abs),
+    prim.RealOp: _unary(None, lambda _, x: x[0]),
+    prim.ImagOp: _unary(None, lambda _, x: x[1]),
+    prim.ComplexOp: lambda _, op, args: (as_real(args[0]), as_real(args[1])),
+    prim.SelectOp: _select,
+    prim.CompareOp: _compare,
+    prim.ConvertOp: _convert,
+}
+"""The rule of every op computed element by element (operands and result of one shape)."""
+
+
+def apply_elementwise(sb: ScalarBuilder, op: Operation, args: Sequence[Element]) -> Element:
+    """The element of `op`'s result computed from its operands' elements `args`."""
+    rule = ELEMENT_RULES.get(type(op))
+    if rule is None:
+        raise NotImplementedError(
+            f"no element rule for '{op.name}': elementwise ops need an entry in ELEMENT_RULES"
+        )
+    return rule(sb, op, args)

@@ -10,8 +10,6 @@ kernel had been written inline (checked in tests: no call is left).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from xdsl.builder import Builder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
@@ -19,16 +17,13 @@ from xdsl.ir import Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from tidu_mlir.lowering.common import intrinsic_suffix
-from tidu_mlir.lowering.scalar import ScalarBuilder
+from tidu_mlir.lowering.scalar import Expansion, ScalarBuilder
 
 KERNEL_PREFIX = "__tidu_"
 
-Expansion = Callable[[ScalarBuilder, SSAValue], SSAValue]
-"""A kernel body: the ops computing it on a value, inserted by a `ScalarBuilder`."""
-
 
 class MathLibrary:
-    """The kernel functions of one module, created on first use."""
+    """The kernel functions of one module, created on first use (a `scalar.KernelLibrary`)."""
 
     def __init__(self, module: ModuleOp):
         self.module = module

@@ -3,7 +3,7 @@
 Every function with an LLVM intrinsic becomes `llvm.call_intrinsic` with the
 type-mangled name (`llvm.exp.f64`, `llvm.exp.f32`, `llvm.exp.v4f64`). xDSL's own
 `llvm.intr.*` ops are avoided on purpose: its backend declares them unmangled
-(`llvm.exp`), so f32 and f64 uses in one module clash (XDSL-NOTES).
+(`llvm.exp`), so f32 and f64 uses in one module clash.
 
 `math.tanh` uses the `llvm.tanh` intrinsic (LLVM >= 19; llvmlite 0.50 ships
 LLVM 22): it is lowered to libm's correctly rounded-ish `tanh`, stays

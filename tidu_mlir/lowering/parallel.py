@@ -76,7 +76,7 @@ from tidu_mlir.lowering.common import declare_functions, legal_type, load_system
 PARALLEL_MIN_WORK = 1 << 16
 """Smallest estimated work (iterations x `block_work` of the body) run in parallel;
 below it (about 5 µs of serial work) the ~1 µs dispatch and the second core's
-cold caches cost more than they save (`tests/lowering/time_parallel.py`)."""
+cold caches cost more than they save (`bench/time_parallel.py`)."""
 
 MAX_THREADS = 64
 """Team size cap of a parallel reduction (one stack slot per thread and result)."""

@@ -9,20 +9,23 @@ Input: functions in the form `prim-bufferize` gives (inputs read with
   grouped by `fusion.plan`; each cluster is ONE loop nest that loads each
   external input once per element, computes every member once per element, and
   stores only the values used outside the cluster.
-* Other ops run their kernel (`kernels.KERNELS`); `reshape` is a view
-  (`memref.reinterpret_cast`) of its operand's buffer.
+* Other ops are emitted one at a time (`_EMITTERS`): their kernel
+  (`kernels.KERNELS`, or a BLAS call for large real products), or for `reshape`
+  a view (`memref.reinterpret_cast`) of its operand's buffer.
 * A value returned by the function is computed directly into its output buffer
   (destination passing); further outputs of the same value are copies.
 * Splat constants are inlined as scalars, other constants become `memref.global`.
 * Temporaries are `memref.alloc` and freed before the return.
 
-An op with no lowering raises a diagnostic naming it.
+An op with no lowering raises a diagnostic naming it. `LOWERED_OPS` lists the
+prim ops handled, derived from the dispatch tables at the end of this module.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, TypeAlias, cast
 
 import numpy as np
 from xdsl.builder import Builder
@@ -44,7 +47,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from tidu_mlir.dialects import prim
 from tidu_mlir.lowering.blas import Product, emit_call, plan_products
-from tidu_mlir.lowering.element_rules import ELEMENTWISE_OPS, apply_elementwise
+from tidu_mlir.lowering.element_rules import ELEMENT_RULES, apply_elementwise
 from tidu_mlir.lowering.fusion import Cluster, plan
 from tidu_mlir.lowering.kernels import KERNELS, constant_element
 from tidu_mlir.lowering.loops import Buffer, Index, LoopBuilder, buffer_memref_type
@@ -53,14 +56,13 @@ from tidu_mlir.lowering.scalar import Element, ScalarBuilder
 
 ALIGNMENT = 64
 
+FUSED_OPS: frozenset[type[Operation]] = frozenset({*ELEMENT_RULES, prim.BroadcastInDimOp})
+"""Ops computed inside a fused elementwise loop nest (`broadcast_in_dim` as an index map)."""
+
 
 def is_fusable(op: Operation) -> bool:
-    """Ops computed inside a fused elementwise loop nest."""
-    return isinstance(op, (*ELEMENTWISE_OPS, prim.BroadcastInDimOp))
-
-
-def _is_lowerable(op: Operation) -> bool:
-    return is_fusable(op) or type(op) in KERNELS or isinstance(op, prim.ReshapeOp)
+    """Whether `op` is computed inside a fused elementwise loop nest."""
+    return type(op) in FUSED_OPS
 
 
 class FunctionLowering:
@@ -93,9 +95,9 @@ class FunctionLowering:
                 self.buffers[op.tensor] = self._view(op.memref)
             elif isinstance(op, bufferization.MaterializeInDestinationOp):
                 self.destinations.setdefault(op.source, []).append(self._view(op.dest))
-            elif isinstance(op, prim.ConstantOp):
-                self._record_constant(op)
-            elif _is_lowerable(op):
+            elif (record := _RECORDERS.get(type(op))) is not None:
+                record(self, op)
+            elif type(op) in LOWERED_OPS:
                 computed.append(op)
             else:
                 raise DiagnosticException(
@@ -107,8 +109,8 @@ class FunctionLowering:
         for node in plan(computed, is_fusable):
             if isinstance(node, Cluster):
                 self._emit_cluster(node)
-            else:
-                self._emit_op(node)
+            elif node not in self.folded:  # read or written by a BLAS call (blas.plan_products)
+                _EMITTERS[type(node)](self, node)
         self._copy_remaining_outputs()
         for ref in self.temporaries:
             self.builder.insert(memref.DeallocOp.get(ref))
@@ -160,7 +162,9 @@ class FunctionLowering:
                 raise DiagnosticException(f"no buffer for a value of type {value.type}")
         return self.buffers[value]
 
-    def _record_constant(self, op: prim.ConstantOp) -> None:
+    def _record_constant(self, op: Operation) -> None:
+        """Splats are inlined as scalars where used, others become globals on first use."""
+        assert isinstance(op, prim.ConstantOp)
         array = op.to_array()
         if array.size and bool(np.all(array == array.flat[0])):
             self.splats[op.result] = complex(array.flat[0])
@@ -193,12 +197,8 @@ class FunctionLowering:
 
     # ----- emission -----------------------------------------------------------
 
-    def _emit_op(self, op: Operation) -> None:
-        if isinstance(op, prim.ReshapeOp):
-            self.buffers[op.result] = self._reshape_view(op)
-            return
-        if op in self.folded:  # read or written by a BLAS call (blas.plan_products)
-            return
+    def _emit_kernel(self, op: Operation) -> None:
+        """The op's loop-nest kernel, or a BLAS call for a planned matrix product."""
         if isinstance(op, prim.DotGeneralOp) and (product := self.products.get(op)):
             operands = [self.buffer_of(product.lhs), self.buffer_of(product.rhs)]
             out = self._result_buffer(product.result)
@@ -209,14 +209,16 @@ class FunctionLowering:
         out = self._result_buffer(op.results[0])
         KERNELS[type(op)](self.loops, self.builder, op, operands, out)
 
-    def _reshape_view(self, op: prim.ReshapeOp) -> Buffer:
+    def _emit_reshape(self, op: Operation) -> None:
+        """A view of the operand's buffer with the result's shape (no copy)."""
+        assert isinstance(op, prim.ReshapeOp)
         source = self.buffer_of(op.operand)
         typ = prim.tensor_type_of(op.result)
         view_type, is_complex = buffer_memref_type(typ.get_element_type(), typ.get_shape())
         shape = view_type.get_shape()
         strides = [int(np.prod(shape[i + 1 :])) for i in range(len(shape))]
         cast = memref.ReinterpretCastOp(source.ref, [], [], [], [0], shape, strides, view_type)
-        return Buffer(self.builder.insert(cast).results[0], is_complex)
+        self.buffers[op.result] = Buffer(self.builder.insert(cast).results[0], is_complex)
 
     def _emit_cluster(self, cluster: Cluster) -> None:
         outputs = {value: self._result_buffer(value) for value in cluster.escaping_values()}
@@ -236,6 +238,24 @@ class FunctionLowering:
                     continue
                 inputs[operand] = self.buffer_of(operand)
         return inputs
+
+
+Handler: TypeAlias = Callable[[FunctionLowering, Operation], None]
+
+_RECORDERS: dict[type[Operation], Handler] = {prim.ConstantOp: FunctionLowering._record_constant}
+"""Prim ops that emit no code where they stand: their value is recorded for its users."""
+
+_EMITTERS: dict[type[Operation], Handler] = {
+    prim.ReshapeOp: FunctionLowering._emit_reshape,
+    **dict.fromkeys(KERNELS, FunctionLowering._emit_kernel),
+}
+"""Prim ops emitted one at a time, outside the fused loop nests."""
+
+LOWERED_OPS: frozenset[type[Operation]] = frozenset({*_RECORDERS, *FUSED_OPS, *_EMITTERS})
+"""Every prim op `convert-prim-to-loops` lowers."""
+
+STRUCTURAL_LOWERINGS: frozenset[type[Operation]] = LOWERED_OPS.difference(ELEMENT_RULES)
+"""The lowered prim ops that are not elementwise (constants, broadcast, reshape, kernels)."""
 
 
 @dataclass

@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -127,20 +126,3 @@ def clear_cache() -> None:
     """Forget every cached compiled function."""
     with _lock:
         _cache.clear()
-
-
-def run_compiled(module: ModuleOp, entry: str, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Compile and run an entry of `module` (`@func`, or a fragment path such as
-    `@f::@jvp1`, materialized into a function of a copy of the module first)."""
-    from tidu_mlir.ad import materialize
-
-    name = entry.removeprefix("@")
-    found = SymbolTable.lookup_symbol(module, name) if "::" not in entry else None
-    if isinstance(found, func.FuncOp):
-        function = found
-    else:
-        function = materialize((module.clone(), entry), name="__tidu_entry")
-    result = compile_function(function)(*arrays)
-    if result is None:
-        return []
-    return list(result) if isinstance(result, tuple) else [result]

@@ -13,9 +13,9 @@ of real values, so complex arithmetic is expanded to real arithmetic here (the
   `exp(p log z)` otherwise.
 
 Real `tanh` is expanded into a branch-free kernel (`tanh_real`). With a
-`MathLibrary` (`math_library.py`) such a kernel is emitted once per module as a
-private function and called: the xDSL passes see one op per use and LLVM
-inlines the kernel at O3 before vectorizing.
+`KernelLibrary` (`math_library.MathLibrary`) such a kernel is emitted once per
+module as a private function and called: the xDSL passes see one op per use and
+LLVM inlines the kernel at O3 before vectorizing.
 
 Element ops get the `contract` fast-math flag only (FMA formation); reductions
 add `reassoc` so the vectorizer may reorder sums (see `reduction_flags`).
@@ -24,7 +24,7 @@ add `reassoc` so the vectorizer may reorder sums (see `reduction_flags`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeAlias, TypeVar, cast
+from typing import Protocol, TypeAlias, TypeVar, cast
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, math
@@ -32,11 +32,11 @@ from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, i1
 from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Attribute, Operation, SSAValue
 
-if TYPE_CHECKING:
-    from tidu_mlir.lowering.math_library import MathLibrary
-
 Complex: TypeAlias = tuple[SSAValue, SSAValue]
 Element: TypeAlias = SSAValue | Complex
+
+Expansion: TypeAlias = "Callable[[ScalarBuilder, SSAValue], SSAValue]"
+"""A kernel body: the ops computing it on a value, inserted by a `ScalarBuilder`."""
 
 ELEMENT_FLAGS = arith.FastMathFlagsAttr([FastMathFlag.ALLOW_CONTRACT])
 REDUCTION_FLAGS = arith.FastMathFlagsAttr([FastMathFlag.REASSOC, FastMathFlag.ALLOW_CONTRACT])
@@ -57,6 +57,15 @@ def as_complex(value: Element) -> Complex:
     return value
 
 
+class KernelLibrary(Protocol):
+    """Shared kernel functions of a module (`math_library.MathLibrary`); a protocol so
+    this module does not depend on the library that uses it."""
+
+    def call(self, b: Builder, name: str, a: SSAValue, expand: Expansion) -> SSAValue:
+        """A call of kernel `name` on `a`, defining it with `expand` the first time."""
+        ...
+
+
 class ScalarBuilder:
     """Inserts scalar ops at `builder`'s insertion point (see the module docstring)."""
 
@@ -64,7 +73,7 @@ class ScalarBuilder:
         self,
         builder: Builder,
         flags: arith.FastMathFlagsAttr = ELEMENT_FLAGS,
-        library: MathLibrary | None = None,
+        library: KernelLibrary | None = None,
     ):
         self.builder = builder
         self.flags = flags
@@ -134,9 +143,7 @@ class ScalarBuilder:
     def hypot(self, a: SSAValue, b: SSAValue) -> SSAValue:
         return self.unary(math.SqrtOp, self.add(self.mul(a, a), self.mul(b, b)))
 
-    def kernel(
-        self, name: str, a: SSAValue, expand: Callable[[ScalarBuilder, SSAValue], SSAValue]
-    ) -> SSAValue:
+    def kernel(self, name: str, a: SSAValue, expand: Expansion) -> SSAValue:
         """`expand(self, a)` inline, or a call of it as the library function `name`."""
         if self.library is None:
             return expand(self, a)

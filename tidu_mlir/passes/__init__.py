@@ -25,6 +25,12 @@ def _materialize() -> type[ModulePass]:
     return MaterializePass
 
 
+def _unzip() -> type[ModulePass]:
+    from tidu_mlir.passes.unzip import UnzipPass
+
+    return UnzipPass
+
+
 def _verify_linearity() -> type[ModulePass]:
     from tidu_mlir.passes.verify_linearity import VerifyLinearityPass
 
@@ -35,5 +41,6 @@ AD_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "linearize": _linearize,
     "linear-transpose": _linear_transpose,
     "materialize": _materialize,
+    "unzip": _unzip,
     "verify-linearity": _verify_linearity,
 }

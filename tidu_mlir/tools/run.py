@@ -23,6 +23,7 @@ from xdsl.ir import Attribute
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
+from tidu_mlir.ad import materialize
 from tidu_mlir.diagnostics import (
     LocatingParser,
     first_verify_error,
@@ -56,13 +57,19 @@ def load_module(path: str) -> ModuleOp:
     return module
 
 
+def entry_function(module: ModuleOp, entry: str) -> FuncOp | None:
+    """The `func.func` the entry names, or None for a fragment path."""
+    if "::" in entry:
+        return None
+    found = SymbolTable.lookup_symbol(module, entry.removeprefix("@"))
+    return found if isinstance(found, FuncOp) else None
+
+
 def entry_signature(module: ModuleOp, entry: str) -> tuple[list[str], list[TensorType]]:
     """Names and types of the entry's inputs, in the documented order."""
-    if "::" not in entry:
-        found = SymbolTable.lookup_symbol(module, entry.removeprefix("@"))
-        if isinstance(found, FuncOp):
-            types = list(found.function_type.inputs.data)
-            return [f"arg{i}" for i in range(len(types))], _tensor_types(types)
+    if (function := entry_function(module, entry)) is not None:
+        types = list(function.function_type.inputs.data)
+        return [f"arg{i}" for i in range(len(types))], _tensor_types(types)
     fragment = lookup_fragment(module, entry)
     inputs = fragment_signature(fragment)
     return [key_spec(op.key) for op in inputs], _tensor_types([op.result.type for op in inputs])
@@ -119,22 +126,29 @@ def run_entry(
         expected = ", ".join(f"{n}: {t}" for n, t in zip(names, types, strict=True)) or "none"
         raise RunError(f"{entry} takes {len(types)} arguments ({expected}), got {len(arguments)}")
     arrays = [parse_argument(a, n, t) for a, n, t in zip(arguments, names, types, strict=True)]
-    if backend == "llvm":
-        from tidu_mlir.lowering.runtime import run_compiled
-
-        compiled: list[np.ndarray] = run_compiled(module, entry, arrays)
-        if "::" not in entry and isinstance(SymbolTable.lookup_symbol(module, entry[1:]), FuncOp):
-            results: list[np.ndarray | None] = list(compiled)
-        else:
-            results = _with_inactive(lookup_fragment(module, entry), compiled)
-    elif "::" not in entry and isinstance(
-        found := SymbolTable.lookup_symbol(module, entry.removeprefix("@")), FuncOp
-    ):
-        results = list(evaluate_func(found, arrays))
+    native = backend == "llvm"
+    if (function := entry_function(module, entry)) is not None:
+        outputs = run_native(function, arrays) if native else evaluate_func(function, arrays)
+        return [format_array(r) for r in outputs]
+    fragment = lookup_fragment(module, entry)
+    if native:
+        # The lowering compiles functions only: materialize the fragment (and what
+        # it references) into a function of a copy of the module.
+        outputs = run_native(materialize((module.clone(), entry), name="__tidu_entry"), arrays)
     else:
-        fragment = lookup_fragment(module, entry)
-        results = _with_inactive(fragment, evaluate_fragment(fragment, arrays))
-    return ["inactive" if r is None else format_array(r) for r in results]
+        outputs = evaluate_fragment(fragment, arrays)
+    return ["inactive" if r is None else format_array(r) for r in _with_inactive(fragment, outputs)]
+
+
+def run_native(function: FuncOp, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The results of `function` compiled to native code and called on `arrays`."""
+    # Imported here: loading LLVM takes ~0.3 s that `--backend interp` does not need.
+    from tidu_mlir.lowering.runtime import compile_function
+
+    result = compile_function(function)(*arrays)
+    if result is None:
+        return []
+    return list(result) if isinstance(result, tuple) else [result]
 
 
 def _with_inactive(

@@ -8,7 +8,7 @@
 // RUN: not tidu-run %s --entry @nope --arg 1.0 2>&1 | filecheck %s --check-prefix=NOENTRY
 
 builtin.module attributes {cg.next_pass_id = 2 : i64} {
-  // (x + x) * x with the linear fragment of seeds/000 written out.
+  // (x + x) * x with its linearization (the JVP fragment) written out.
   cg.graph @f {
     %x = cg.input #cg.key<"x"> : tensor<f64>
     %p1 = prim.add %x, %x : tensor<f64>

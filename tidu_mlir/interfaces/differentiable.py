@@ -1,4 +1,4 @@
-"""The primitive AD contract (SPEC §1.1): what an op class provides to be differentiated.
+"""The AD contract: what an op class provides to be differentiated.
 
 An op class of any dialect becomes differentiable by inheriting `Differentiable`
 and implementing its methods. The AD passes call only these methods; they
@@ -73,7 +73,7 @@ class Differentiable(ABC):
         result (None = zero) in, one cotangent per operand out (None for fixed
         operands and where nothing flows). Called only when some cotangent is
         not None. Reads the op's `active_mask` to know which operands are linear.
-        Complex numbers: the adjoint for <a, b> = Re(conj(a)·b) (SPEC §1.6)."""
+        Complex numbers: the adjoint for <a, b> = Re(conj(a)·b) (docs/complex.md)."""
 
     @abstractmethod
     def is_linear_in(self, active_mask: Sequence[bool]) -> bool:

@@ -1,6 +1,6 @@
 """Time parallel loops (not a test): dispatch cost and serial vs parallel kernels.
 
-Run: python tests/lowering/time_parallel.py
+Run: python bench/time_parallel.py
 1. An empty parallel region: `GOMP_parallel` called from JIT code, against a
    plain native call and a Python thread pool running one native chunk while the
    caller runs the other (cffi releases the GIL). Best and median of 3,000.
@@ -10,22 +10,16 @@ Run: python tests/lowering/time_parallel.py
 
 from __future__ import annotations
 
-import sys
-import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import cffi
 import numpy as np
+from bench_lowering import best_median, build, chain_body, vec
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from tests.lowering.oracle import Body, build, tensor  # noqa: E402
-from tidu_mlir.dialects import prim  # noqa: E402
-from tidu_mlir.lowering import jit, parallel  # noqa: E402
-from tidu_mlir.lowering.backend import create_engine, optimize  # noqa: E402
-from tidu_mlir.lowering.runtime import CompiledFunction  # noqa: E402
+from tidu_mlir.dialects import prim
+from tidu_mlir.lowering import jit, parallel
+from tidu_mlir.lowering.backend import create_engine, optimize
+from tidu_mlir.lowering.runtime import CompiledFunction
 
 EMPTY_REGION = r"""
 declare void @GOMP_parallel(ptr, ptr, i32, i32)
@@ -45,17 +39,6 @@ define void @plain(ptr %d) {
   ret void
 }
 """
-
-
-def best_median(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    times.sort()
-    return times[0], times[len(times) // 2]
 
 
 def dispatch() -> None:
@@ -81,21 +64,16 @@ def dispatch() -> None:
         print(f"{name:14s} best {b * 1e6:6.2f} us  median {m * 1e6:6.2f} us")
 
 
-def chain(x, y):
-    t = prim.TanhOp(prim.MulOp(x, y))
-    return prim.AddOp(prim.MulOp(t, prim.ExpOp(prim.NegOp(x))), prim.SinOp(y))
-
-
 def kernels() -> None:
-    bodies: list[tuple[str, Body]] = [("x*y", lambda x, y: prim.MulOp(x, y)), ("chain", chain)]
+    bodies = [("x*y", lambda x, y: [prim.MulOp(x, y)]), ("chain", chain_body)]
     pointer = jit._pointer_to  # pyright: ignore[reportPrivateUsage]
     for name, body in bodies:
         for n in [1024, 4096, 16384, 65536, 262144]:
-            t = tensor((n,))
+            t = vec(n)
             functions = []  # kept alive: they own the machine code
             for min_work in (1 << 62, 0):
                 parallel.PARALLEL_MIN_WORK = min_work
-                functions.append(CompiledFunction(build([t, t], body, name=f"k{n}_{min_work}")))
+                functions.append(CompiledFunction(build(f"k{n}_{min_work}", [t, t], body)))
             x, y, out = np.random.rand(n), np.random.rand(n), np.empty(n)
             args = (pointer(x), pointer(y), pointer(out))
             serial, par = (

@@ -308,7 +308,7 @@ def linearize(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[...,
 
 def vjp(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
     """`(fn(*primals), vjp_fn)`; `vjp_fn(ct)` returns one cotangent per primal
-    (SPEC §1.6 convention for complex numbers)."""
+    (for complex numbers the adjoint for Re(conj(a)·b), `docs/complex.md`)."""
     specs = _specs(primals)
     argnums = tuple(range(len(primals)))
     derived = _cached(fn, ("vjp", specs), lambda: _stage_vjp(fn, specs, argnums, False))
@@ -388,8 +388,8 @@ def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0) -> 
 
 
 def grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
-    """The gradient of a real scalar function (SPEC §1.6 for complex inputs:
-    `grad |z|²` is `2z`). The value itself is not computed."""
+    """The gradient of a real scalar function (for complex inputs ∂L/∂x + i∂L/∂y,
+    `docs/complex.md`: `grad |z|²` is `2z`). The value itself is not computed."""
 
     @functools.wraps(fn)
     def grad_fn(*args: Any) -> Any:

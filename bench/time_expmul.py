@@ -1,15 +1,14 @@
 """Time `out = exp(a) * b` over 10**6 f64 values: the JIT against numpy (not a test).
 
-Run: python tests/lowering/time_expmul.py
+Run: python bench/time_expmul.py
 Prints the best and median of 50 calls each; the JIT figure includes argument
 checks and allocating the output, like numpy's.
 """
 
-import statistics
 import time
-from collections.abc import Callable
 
 import numpy as np
+from bench_lowering import best_median
 
 from tidu_mlir.lowering.jit import compile_module
 
@@ -32,15 +31,7 @@ func.func @expmul(%a: {T}, %b: {T}, %out: {T}) attributes {{tidu.num_outputs = 1
 """
 
 
-def timings(fn: Callable[[], object], repeat: int = 50) -> tuple[float, float]:
-    """Best and median wall time of `fn()` in milliseconds."""
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1e3)
-    return min(times), statistics.median(times)
+REPEAT = 50
 
 
 def main() -> None:
@@ -50,11 +41,11 @@ def main() -> None:
     rng = np.random.default_rng(0)
     a, b = rng.normal(size=N), rng.normal(size=N)
     np.testing.assert_allclose(expmul(a, b), np.exp(a) * b, rtol=1e-14)
-    jit_best, jit_median = timings(lambda: expmul(a, b))
-    np_best, np_median = timings(lambda: np.exp(a) * b)
+    jit_best, jit_median = best_median(lambda: expmul(a, b), REPEAT)
+    np_best, np_median = best_median(lambda: np.exp(a) * b, REPEAT)
     print(f"compile: {compile_ms:.0f} ms")
-    print(f"tidu JIT: best {jit_best:.2f} ms, median {jit_median:.2f} ms")
-    print(f"numpy:    best {np_best:.2f} ms, median {np_median:.2f} ms")
+    print(f"tidu JIT: best {jit_best * 1e3:.2f} ms, median {jit_median * 1e3:.2f} ms")
+    print(f"numpy:    best {np_best * 1e3:.2f} ms, median {np_median * 1e3:.2f} ms")
     print(f"ratio (numpy / JIT, best): {np_best / jit_best:.2f}")
 
 

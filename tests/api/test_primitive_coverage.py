@@ -1,0 +1,65 @@
+"""Every `prim` op is reachable from the Python front end: a `tnp` (or `td.lax`)
+call that records it. A new op without an entry in `SAMPLES` fails the guard."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tidu_mlir as td
+import tidu_mlir.numpy as tnp
+from tidu_mlir.dialects import prim
+from tidu_mlir.tracing import ArraySpec, trace_function
+
+REAL = ArraySpec((2, 3), np.dtype(np.float64))
+COMPLEX = ArraySpec((2, 3), np.dtype(np.complex128))
+
+SAMPLES: dict[type[prim.PrimOp], tuple[Callable[..., Any], tuple[ArraySpec, ...]]] = {
+    prim.AddOp: (lambda x: tnp.add(x, x), (REAL,)),
+    prim.SubOp: (lambda x: tnp.subtract(x, 1.0), (REAL,)),
+    prim.MulOp: (lambda x: tnp.multiply(x, x), (REAL,)),
+    prim.DivOp: (lambda x: tnp.divide(x, 2.0), (REAL,)),
+    prim.MaximumOp: (lambda x: tnp.maximum(x, 0.0), (REAL,)),
+    prim.MinimumOp: (lambda x: tnp.minimum(x, 0.0), (REAL,)),
+    prim.NegOp: (tnp.negative, (REAL,)),
+    prim.ExpOp: (tnp.exp, (REAL,)),
+    prim.LogOp: (tnp.log, (REAL,)),
+    prim.SinOp: (tnp.sin, (REAL,)),
+    prim.CosOp: (tnp.cos, (REAL,)),
+    prim.TanhOp: (tnp.tanh, (REAL,)),
+    prim.SqrtOp: (tnp.sqrt, (REAL,)),
+    prim.ConjOp: (tnp.conj, (COMPLEX,)),
+    prim.PowOp: (lambda x: tnp.power(x, 2.5), (REAL,)),
+    prim.AbsOp: (tnp.abs, (REAL,)),
+    prim.RealOp: (tnp.real, (COMPLEX,)),
+    prim.ImagOp: (tnp.imag, (COMPLEX,)),
+    prim.ComplexOp: (lambda x: td.lax.complex(x, x), (REAL,)),
+    prim.SelectOp: (lambda x: tnp.where(x > 0.0, x, 0.0), (REAL,)),
+    prim.CompareOp: (lambda x: tnp.less(x, 0.0), (REAL,)),
+    prim.ConvertOp: (lambda x: tnp.astype(x, np.float32), (REAL,)),
+    prim.ConstantOp: (lambda x: tnp.add(x, np.ones((2, 3))), (REAL,)),
+    prim.BroadcastInDimOp: (lambda x: tnp.broadcast_to(x, (4, 2, 3)), (REAL,)),
+    prim.ReduceSumOp: (tnp.sum, (REAL,)),
+    prim.ReduceMaxOp: (tnp.max, (REAL,)),
+    prim.ReshapeOp: (lambda x: tnp.reshape(x, (3, 2)), (REAL,)),
+    prim.TransposeOp: (tnp.transpose, (REAL,)),
+    prim.DotGeneralOp: (lambda x: tnp.matmul(x, tnp.transpose(x)), (REAL,)),
+    prim.SliceOp: (lambda x: x[:, 1:], (REAL,)),
+    prim.PadOp: (lambda x: td.lax.pad(x, 0.0, [(1, 0, 0), (0, 2, 1)]), (REAL,)),
+    prim.ConcatenateOp: (lambda x: tnp.concatenate([x, x], axis=1), (REAL,)),
+}
+
+
+def test_every_prim_op_has_a_front_end_sample():
+    assert set(SAMPLES) == set(prim.PRIM_OPS)
+
+
+@pytest.mark.parametrize("op_class", prim.PRIM_OPS, ids=lambda k: k.name)
+def test_front_end_records_the_op(op_class: type[prim.PrimOp]):
+    fn, specs = SAMPLES[op_class]
+    traced = trace_function(fn, specs)
+    recorded = {type(op) for op in traced.graph.body.walk()}
+    assert op_class in recorded, f"{fn} recorded {sorted(k.name for k in recorded)}"

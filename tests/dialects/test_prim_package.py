@@ -1,0 +1,164 @@
+"""Guards of the `prim` package's structure.
+
+Every op class carries everything about itself (verifier, JVP rule, transpose
+rule or the explicit `NotLinear` base, linearity predicate, numpy reference),
+and `evaluate` agrees with `reference`. The package's layering is checked with
+the rest of the import graph in `tests/test_import_graph.py`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import ComplexType, TensorType, f64, i1
+from xdsl.ir import Block, Operation, SSAValue
+
+from tidu_mlir.dialects import prim
+from tidu_mlir.dialects.prim import NotLinear, PrimOp, UnaryLinear
+
+
+def _defined_in(op_class: type, attr: str) -> type:
+    """The class of `op_class`'s MRO whose body defines `attr`."""
+    return next(k for k in op_class.__mro__ if attr in vars(k))
+
+
+def _is_below_prim_op(klass: type) -> bool:
+    return issubclass(klass, PrimOp) and klass is not PrimOp
+
+
+# --------------------------------------------------------------------------
+# Every op carries its verifier, rules and reference
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("op_class", prim.PRIM_OPS, ids=lambda c: c.name)
+def test_op_class_is_complete(op_class: type[PrimOp]) -> None:
+    assert not getattr(op_class, "__abstractmethods__", ()), op_class.__abstractmethods__
+    for attr in ("verify_types", "jvp_rule", "is_linear_in"):
+        assert _is_below_prim_op(_defined_in(op_class, attr)), f"{op_class.name}: no {attr}"
+    if issubclass(op_class, NotLinear):
+        assert _defined_in(op_class, "transpose_rule") is NotLinear
+    else:
+        assert _is_below_prim_op(_defined_in(op_class, "transpose_rule"))
+        assert _defined_in(op_class, "transpose_rule") is not NotLinear
+    if issubclass(op_class, UnaryLinear):
+        assert _defined_in(op_class, "apply_to") is op_class
+        assert _defined_in(op_class, "emit_adjoint") is op_class
+    else:
+        assert _defined_in(op_class, "jvp_rule") is op_class
+    assert isinstance(inspect.getattr_static(op_class, "reference"), staticmethod)
+    assert _defined_in(op_class, "reference") is op_class
+
+
+def test_accumulate_is_prim_add() -> None:
+    (x,) = Block(arg_types=[TensorType(f64, [2])]).args
+    for op_class in prim.PRIM_OPS:
+        assert isinstance(op_class.accumulate(x, x), prim.AddOp)
+
+
+# --------------------------------------------------------------------------
+# evaluate == reference on a small sample of every op
+# --------------------------------------------------------------------------
+
+RNG = np.random.default_rng(0)
+X23 = RNG.uniform(0.5, 2.0, (2, 3))
+Y23 = RNG.uniform(0.5, 2.0, (2, 3))
+X3 = RNG.uniform(0.5, 2.0, (3,))
+Y34 = RNG.uniform(0.5, 2.0, (3, 4))
+Z23 = X23 + 1j * Y23
+P23 = X23 > Y23
+
+
+def _type_of(array: np.ndarray) -> TensorType:
+    element = {"f": f64, "c": ComplexType(f64), "b": i1}[array.dtype.kind]
+    return TensorType(element, array.shape)
+
+
+Build = Callable[..., Operation]
+# op class -> (builder from operand values, operand arrays, reference parameters)
+CASES: dict[type[PrimOp], tuple[Build, Sequence[np.ndarray], dict[str, Any]]] = {
+    prim.AddOp: (prim.AddOp, (X23, Y23), {}),
+    prim.SubOp: (prim.SubOp, (X23, Y23), {}),
+    prim.MulOp: (prim.MulOp, (X23, Y23), {}),
+    prim.DivOp: (prim.DivOp, (X23, Y23), {}),
+    prim.MaximumOp: (prim.MaximumOp, (X23, Y23), {}),
+    prim.MinimumOp: (prim.MinimumOp, (X23, Y23), {}),
+    prim.NegOp: (prim.NegOp, (X23,), {}),
+    prim.ExpOp: (prim.ExpOp, (X23,), {}),
+    prim.LogOp: (prim.LogOp, (X23,), {}),
+    prim.SinOp: (prim.SinOp, (X23,), {}),
+    prim.CosOp: (prim.CosOp, (X23,), {}),
+    prim.TanhOp: (prim.TanhOp, (X23,), {}),
+    prim.SqrtOp: (prim.SqrtOp, (X23,), {}),
+    prim.ConjOp: (prim.ConjOp, (Z23,), {}),
+    prim.PowOp: (lambda x: prim.PowOp(x, 2.5), (X23,), {"exponent": 2.5}),
+    prim.AbsOp: (prim.AbsOp, (Z23,), {}),
+    prim.RealOp: (prim.RealOp, (Z23,), {}),
+    prim.ImagOp: (prim.ImagOp, (Z23,), {}),
+    prim.ComplexOp: (prim.ComplexOp, (X23, Y23), {}),
+    prim.SelectOp: (prim.SelectOp, (P23, X23, Y23), {}),
+    prim.CompareOp: (lambda a, b: prim.CompareOp("lt", a, b), (X23, Y23), {"direction": "lt"}),
+    prim.ConvertOp: (
+        lambda x: prim.ConvertOp(x, ComplexType(f64)),
+        (X23,),
+        {"dtype": np.dtype(np.complex128)},
+    ),
+    prim.ConstantOp: (lambda: prim.ConstantOp.from_value(X23), (), {"value": X23}),
+    prim.BroadcastInDimOp: (
+        lambda x: prim.BroadcastInDimOp(x, [1], TensorType(f64, [2, 3])),
+        (X3,),
+        {"dims": (1,), "shape": (2, 3)},
+    ),
+    prim.ReduceSumOp: (lambda x: prim.ReduceSumOp(x, [0]), (X23,), {"axes": (0,)}),
+    prim.ReduceMaxOp: (lambda x: prim.ReduceMaxOp(x, [1]), (X23,), {"axes": (1,)}),
+    prim.ReshapeOp: (lambda x: prim.ReshapeOp(x, [3, 2]), (X23,), {"shape": (3, 2)}),
+    prim.TransposeOp: (lambda x: prim.TransposeOp(x, [1, 0]), (X23,), {"permutation": (1, 0)}),
+    prim.DotGeneralOp: (
+        lambda a, b: prim.DotGeneralOp(a, b, lhs_contract=[1], rhs_contract=[0]),
+        (X23, Y34),
+        {"lhs_contract": (1,), "rhs_contract": (0,)},
+    ),
+    prim.SliceOp: (
+        lambda x: prim.SliceOp(x, [0, 1], [2, 3], [1, 2]),
+        (X23,),
+        {"start": (0, 1), "limit": (2, 3), "stride": (1, 2)},
+    ),
+    prim.PadOp: (
+        lambda x: prim.PadOp(x, [1, 0], [0, 1], [0, 1]),
+        (X23,),
+        {"low": (1, 0), "high": (0, 1), "interior": (0, 1)},
+    ),
+    prim.ConcatenateOp: (
+        lambda a, b: prim.ConcatenateOp([a, b], 0),
+        (X23, Y23),
+        {"dimension": 0},
+    ),
+}
+
+
+def test_every_op_has_a_sample() -> None:
+    assert set(CASES) == set(prim.PRIM_OPS)
+
+
+@pytest.mark.parametrize("op_class", prim.PRIM_OPS, ids=lambda c: c.name)
+def test_evaluate_matches_reference(op_class: type[PrimOp]) -> None:
+    build, arrays, params = CASES[op_class]
+    values: Sequence[SSAValue] = Block(arg_types=[_type_of(a) for a in arrays]).args
+    op = build(*values)
+    assert isinstance(op, op_class)
+    op.verify()
+    (result,) = op.evaluate(*arrays)
+    expected = op_class.reference(*arrays, **params)
+    assert result.shape == tuple(op.result_types[0].get_shape())
+    np.testing.assert_array_equal(result, expected)
+
+
+def test_elementwise_references_broadcast_and_ignore_fp_errors() -> None:
+    with np.errstate(all="raise"):
+        np.testing.assert_array_equal(prim.AddOp.reference(X23, 1.0), X23 + 1.0)
+        assert np.isinf(prim.DivOp.reference(np.array([1.0]), np.array([0.0]))).all()
+        assert np.isnan(prim.LogOp.reference(np.array([-1.0]))).all()

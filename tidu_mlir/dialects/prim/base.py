@@ -1,0 +1,369 @@
+"""The bases of the `prim` ops, and `prim.add`.
+
+`PrimOp` is the base of every prim op: Pure, role-checked (an optional
+discardable `#cg.linearized<[...]>` attribute), `Differentiable` and
+`Evaluable`. Each concrete op class carries, in its own body, its verifier
+(`verify_types`), its AD rules (`jvp_rule`, `transpose_rule`, `is_linear_in`)
+and its numpy semantics (the `reference` staticmethod); `PrimOp.evaluate`
+calls `reference` with the op's parameters (`reference_params`).
+
+Two rule-shape bases spare the op classes repeated rules:
+* `NotLinear`: linear in no operand, so no transpose rule. Inheriting it is
+  the explicit statement that an op has none (a guard test checks every op
+  has a transpose rule or this base).
+* `UnaryLinear`: a single-operand linear op; its JVP applies the op to the
+  tangent (`apply_to`), its transpose emits the adjoint map (`emit_adjoint`).
+
+The structural bases (`ElementwiseBinaryOp`, `ArrayPropsUnaryOp`, ...) hold
+the operand/result definitions, constructors and assembly formats shared by
+ops of one shape.
+
+`prim.add` is defined here, not with the other linear ops in `core.py`:
+`PrimOp.accumulate` (the dialect's addition, used by `linear-transpose` to
+sum cotangents) must name it, and no file of this package imports a file
+above it. Its rules emit only `prim.add`, so it needs nothing else.
+"""
+
+from __future__ import annotations
+
+import abc
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, TypeAlias, cast
+
+import numpy as np
+from xdsl.dialects.builtin import DenseArrayBase, TensorType, i64
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import Pure
+
+from tidu_mlir.dialects import cg
+from tidu_mlir.dialects.prim.shapes import reduce_shape
+from tidu_mlir.dialects.prim.syntax import (
+    RoleSpec,
+    array_values,
+    i64_array,
+    parse_keyword_list,
+    parse_same_type,
+    parse_types_arrow,
+    print_attr_dict,
+    print_int_list,
+    print_same_type,
+    print_types_arrow,
+    resolve,
+    role_attributes,
+)
+from tidu_mlir.dialects.prim.types import (
+    Shape,
+    Value,
+    check_same_element_type,
+    check_same_type,
+    check_shape,
+    check_tensor,
+    shape_of,
+    tensor_dtype,
+    tensor_type_of,
+)
+from tidu_mlir.interfaces import (
+    ADRuleError,
+    Differentiable,
+    Evaluable,
+    RuleContext,
+    active_mask_of,
+)
+
+Values: TypeAlias = Sequence[SSAValue | None]
+
+
+def emit_value(ctx: RuleContext, op: Operation) -> SSAValue:
+    """Emit a single-result op in a rule; its result."""
+    return ctx.emit(op).results[0]
+
+
+def for_active(op: Operation, values: Sequence[SSAValue]) -> Values:
+    """`values[i]` for the active operands of `op`, None for the fixed ones."""
+    mask = active_mask_of(op)
+    return [value if active else None for active, value in zip(mask, values, strict=True)]
+
+
+def quiet(fn: Callable[..., Any]) -> Callable[..., np.ndarray]:
+    """`fn` as an array function that ignores floating-point errors: inf and
+    nan are results like any other (numpy with `errstate(all="ignore")`)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(*args, **kwargs))
+
+    return wrapper
+
+
+# --------------------------------------------------------------------------
+# PrimOp and the rule-shape bases
+# --------------------------------------------------------------------------
+
+
+class PrimOp(IRDLOperation, Differentiable, Evaluable):
+    """Base of every prim op: Pure, role-checked, differentiable, evaluable."""
+
+    traits = traits_def(Pure())
+
+    def verify_(self) -> None:
+        cg.verify_role(self)
+        self.verify_types()
+
+    @abc.abstractmethod
+    def verify_types(self) -> None:
+        """Check shapes and element types (raise VerifyException)."""
+
+    @classmethod
+    def accumulate(cls, lhs: SSAValue, rhs: SSAValue) -> Operation:
+        """`prim.add` sums the cotangents of every prim op."""
+        return AddOp(lhs, rhs)
+
+    @staticmethod
+    @abc.abstractmethod
+    def reference(*operands: Any, **params: Any) -> np.ndarray:
+        """The op's numpy semantics: operand arrays in (positionally), the op's
+        parameters by keyword (`reference_params`), one array out. Elementwise
+        references follow numpy broadcasting and ignore floating-point errors."""
+
+    def reference_params(self) -> dict[str, Any]:
+        """The keyword arguments `evaluate` passes to `reference` (none by default)."""
+        return {}
+
+    def evaluate(self, *operands: np.ndarray) -> tuple[np.ndarray, ...]:
+        """`reference` on `operands`, cast to the result's element type (so f32
+        stays f32 where numpy would promote)."""
+        result = self.reference(*operands, **self.reference_params())
+        return (np.asarray(result).astype(tensor_dtype(self.results[0].type), copy=False),)
+
+
+class NotLinear(PrimOp, abc.ABC):
+    """An op linear in no operand: it has no transpose rule."""
+
+    def transpose_rule(self, ctx: RuleContext, cotangents: Values) -> Values:
+        raise ADRuleError("transpose", self, f"{self.name} is not linear")
+
+    def is_linear_in(self, active_mask: Sequence[bool]) -> bool:
+        return not any(active_mask)
+
+
+class UnaryLinear(PrimOp, abc.ABC):
+    """A single-operand linear op: its JVP applies the op to the tangent
+    (`apply_to`), its transpose emits the adjoint map (`emit_adjoint`)."""
+
+    def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
+        (tangent,) = tangents
+        assert tangent is not None
+        return [emit_value(ctx, self.apply_to(tangent))]
+
+    def transpose_rule(self, ctx: RuleContext, cotangents: Values) -> Values:
+        (cotangent,) = cotangents
+        assert cotangent is not None
+        return [self.emit_adjoint(ctx, cotangent)]
+
+    def is_linear_in(self, active_mask: Sequence[bool]) -> bool:
+        return True
+
+    @abc.abstractmethod
+    def apply_to(self, tangent: SSAValue) -> Operation:
+        """The op itself applied to `tangent` (not yet emitted)."""
+
+    @abc.abstractmethod
+    def emit_adjoint(self, ctx: RuleContext, cotangent: SSAValue) -> SSAValue:
+        """Emit the adjoint map applied to `cotangent`."""
+
+
+# --------------------------------------------------------------------------
+# Structural bases: operands, constructors, assembly formats
+# --------------------------------------------------------------------------
+
+
+class ElementwiseBinaryOp(PrimOp, abc.ABC):
+    """`lhs, rhs : T -> T`, printed `%a, %b : T`."""
+
+    lhs = operand_def()
+    rhs = operand_def()
+    result = result_def()
+
+    KIND: ClassVar[str] = "float or complex"
+
+    def __init__(self, lhs: Value, rhs: Value, *, role: RoleSpec = None):
+        super().__init__(
+            operands=[lhs, rhs],
+            result_types=[SSAValue.get(lhs).type],
+            attributes=role_attributes(role),
+        )
+
+    def verify_types(self) -> None:
+        check_tensor("lhs", self.lhs.type, self.KIND)
+        check_same_type("rhs", self.rhs.type, self.lhs.type)
+        check_same_type("result", self.result.type, self.lhs.type)
+
+    def print(self, printer: Printer) -> None:
+        print_same_type(printer, self)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ElementwiseBinaryOp:
+        operands, attributes, t = parse_same_type(parser, 2)
+        return cls.create(operands=operands, result_types=[t], attributes=attributes)
+
+
+class ElementwiseUnaryOp(PrimOp, abc.ABC):
+    """`operand : T -> T`, printed `%x : T`."""
+
+    operand = operand_def()
+    result = result_def()
+
+    def __init__(self, operand: Value, *, role: RoleSpec = None):
+        super().__init__(
+            operands=[operand],
+            result_types=[SSAValue.get(operand).type],
+            attributes=role_attributes(role),
+        )
+
+    def verify_types(self) -> None:
+        check_tensor("operand", self.operand.type)
+        check_same_type("result", self.result.type, self.operand.type)
+
+    def print(self, printer: Printer) -> None:
+        print_same_type(printer, self)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ElementwiseUnaryOp:
+        operands, attributes, t = parse_same_type(parser, 1)
+        return cls.create(operands=operands, result_types=[t], attributes=attributes)
+
+
+class TypeChangingUnaryOp(PrimOp, abc.ABC):
+    """`operand : T -> U` with the result type printed."""
+
+    operand = operand_def()
+    result = result_def()
+
+    assembly_format = "$operand attr-dict `:` type($operand) `->` type($result)"
+
+    def __init__(self, operand: Value, result_type: Attribute, *, role: RoleSpec = None):
+        super().__init__(
+            operands=[operand], result_types=[result_type], attributes=role_attributes(role)
+        )
+
+
+class ArrayPropsUnaryOp(PrimOp, abc.ABC):
+    """`operand -> result` with i64-array properties, printed
+    `%x, name = [..], ... attr-dict : T -> U`; the properties are also the
+    parameters of its `reference`."""
+
+    operand = operand_def()
+    result = result_def()
+
+    ARRAY_PROPS: ClassVar[tuple[str, ...]] = ()
+
+    def _init(
+        self, operand: Value, props: Sequence[Sequence[int]], result_type: Attribute, role: RoleSpec
+    ) -> None:
+        super().__init__(
+            operands=[operand],
+            result_types=[result_type],
+            properties={
+                name: i64_array(values)
+                for name, values in zip(self.ARRAY_PROPS, props, strict=True)
+            },
+            attributes=role_attributes(role),
+        )
+
+    def prop_values(self, name: str) -> tuple[int, ...]:
+        """The integers of the i64-array property `name`."""
+        return array_values(cast(DenseArrayBase, self.properties[name]))
+
+    def reference_params(self) -> dict[str, Any]:
+        return {name: self.prop_values(name) for name in self.ARRAY_PROPS}
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.operand)
+        for name in self.ARRAY_PROPS:
+            printer.print_string(f", {name} = ")
+            print_int_list(printer, self.prop_values(name))
+        print_attr_dict(printer, self)
+        print_types_arrow(printer, [self.operand.type], self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ArrayPropsUnaryOp:
+        operand = parser.parse_unresolved_operand()
+        props: dict[str, Attribute] = {}
+        for name in cls.ARRAY_PROPS:
+            parser.parse_punctuation(",")
+            props[name] = i64_array(parse_keyword_list(parser, name))
+        attributes = parser.parse_optional_attr_dict()
+        inputs, output = parse_types_arrow(parser, 1)
+        return cls.create(
+            operands=resolve(parser, [operand], inputs),
+            result_types=[output],
+            properties=props,
+            attributes=attributes,
+        )
+
+    def verify_operand_and_result(self) -> tuple[Shape, Shape]:
+        """Check both types are value tensors of the same element type; return shapes."""
+        check_tensor("operand", self.operand.type)
+        check_tensor("result", self.result.type)
+        check_same_element_type("result", self.result.type, self.operand.type)
+        return shape_of(self.operand), shape_of(self.result)
+
+
+class ReduceOp(ArrayPropsUnaryOp, abc.ABC):
+    """Reduction over sorted unique `axes`, which are removed from the shape."""
+
+    axes = prop_def(DenseArrayBase.constr(i64))
+    ARRAY_PROPS: ClassVar[tuple[str, ...]] = ("axes",)
+    KIND: ClassVar[str] = "float or complex"
+
+    def __init__(self, operand: Value, axes: Sequence[int], *, role: RoleSpec = None):
+        operand_type = tensor_type_of(operand)
+        shape = reduce_shape(tuple(operand_type.get_shape()), axes)
+        self._init(operand, [axes], TensorType(operand_type.get_element_type(), shape), role)
+
+    def verify_types(self) -> None:
+        check_tensor("operand", self.operand.type, self.KIND)
+        operand, result = self.verify_operand_and_result()
+        check_shape("result", result, reduce_shape(operand, self.prop_values("axes")))
+
+
+# --------------------------------------------------------------------------
+# prim.add: the accumulation op
+# --------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class AddOp(ElementwiseBinaryOp):
+    """Elementwise addition (also the accumulation op of `linear-transpose`).
+    d(a + b) = da + db; transpose: ct to each active operand."""
+
+    name = "prim.add"
+
+    reference = staticmethod(quiet(np.add))
+
+    def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
+        left, right = tangents
+        if left is None or right is None:
+            return [left if left is not None else right]
+        return [emit_value(ctx, AddOp(left, right))]
+
+    def transpose_rule(self, ctx: RuleContext, cotangents: Values) -> Values:
+        (ct,) = cotangents
+        assert ct is not None
+        return for_active(self, [ct, ct])
+
+    def is_linear_in(self, active_mask: Sequence[bool]) -> bool:
+        return all(active_mask)

@@ -1,0 +1,255 @@
+"""`prim.dot_general`: batched tensor contraction with XLA's dimension numbers.
+
+Bilinear: linear in exactly one operand at a time. Its transpose contracts the
+cotangent with the conjugate of the fixed operand (docs/complex.md), then
+transposes the axes back into the active operand's order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import DenseArrayBase, TensorType, i64
+from xdsl.ir import SSAValue
+from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+
+from tidu_mlir.dialects.prim.base import AddOp, PrimOp, Values, emit_value
+from tidu_mlir.dialects.prim.core import TransposeOp, conj_if_complex, inverse_permutation
+from tidu_mlir.dialects.prim.shapes import dot_general_shape, kept_axes
+from tidu_mlir.dialects.prim.syntax import (
+    RoleSpec,
+    array_values,
+    i64_array,
+    parse_int_list,
+    parse_keyword_list,
+    parse_types_arrow,
+    print_attr_dict,
+    print_int_list,
+    print_types_arrow,
+    resolve,
+    role_attributes,
+)
+from tidu_mlir.dialects.prim.types import (
+    Value,
+    check_same_element_type,
+    check_shape,
+    check_tensor,
+    shape_of,
+    tensor_type_of,
+)
+from tidu_mlir.interfaces import RuleContext, active_mask_of
+
+DOT_PROPS: tuple[str, ...] = ("lhs_batch", "rhs_batch", "lhs_contract", "rhs_contract")
+
+
+def einsum_spec(
+    lhs_rank: int,
+    rhs_rank: int,
+    lhs_batch: Sequence[int],
+    rhs_batch: Sequence[int],
+    lhs_contract: Sequence[int],
+    rhs_contract: Sequence[int],
+) -> str:
+    """The `np.einsum` subscripts of a dot_general (result: batch, lhs free, rhs free)."""
+    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    lhs = [next(letters) for _ in range(lhs_rank)]
+    rhs = [next(letters) for _ in range(rhs_rank)]
+    for left, right in zip([*lhs_batch, *lhs_contract], [*rhs_batch, *rhs_contract], strict=True):
+        rhs[right] = lhs[left]
+    shared = {lhs[a] for a in [*lhs_batch, *lhs_contract]}
+    out = [lhs[a] for a in lhs_batch]
+    out += [c for c in lhs if c not in shared]
+    out += [c for c in rhs if c not in shared]
+    return f"{''.join(lhs)},{''.join(rhs)}->{''.join(out)}"
+
+
+@irdl_op_definition
+class DotGeneralOp(PrimOp):
+    """Batched tensor contraction, result axes batch, lhs free, rhs free:
+    `prim.dot_general %l, %r, batch = [0] x [0], contract = [2] x [1] : (T1, T2) -> T3`.
+    d dot(a, b) = dot(a, db) + dot(da, b) (fixed operand first, as for mul)."""
+
+    name = "prim.dot_general"
+
+    lhs = operand_def()
+    rhs = operand_def()
+    result = result_def()
+    lhs_batch = prop_def(DenseArrayBase.constr(i64))
+    rhs_batch = prop_def(DenseArrayBase.constr(i64))
+    lhs_contract = prop_def(DenseArrayBase.constr(i64))
+    rhs_contract = prop_def(DenseArrayBase.constr(i64))
+
+    def __init__(
+        self,
+        lhs: Value,
+        rhs: Value,
+        *,
+        lhs_batch: Sequence[int] = (),
+        rhs_batch: Sequence[int] = (),
+        lhs_contract: Sequence[int] = (),
+        rhs_contract: Sequence[int] = (),
+        role: RoleSpec = None,
+    ):
+        lists = (lhs_batch, rhs_batch, lhs_contract, rhs_contract)
+        shape = dot_general_shape(shape_of(lhs), shape_of(rhs), *lists)
+        element = tensor_type_of(lhs).get_element_type()
+        super().__init__(
+            operands=[lhs, rhs],
+            result_types=[TensorType(element, shape)],
+            properties={name: i64_array(v) for name, v in zip(DOT_PROPS, lists, strict=True)},
+            attributes=role_attributes(role),
+        )
+
+    def dims(self) -> tuple[tuple[int, ...], ...]:
+        """(lhs_batch, rhs_batch, lhs_contract, rhs_contract)."""
+        return tuple(array_values(getattr(self, name)) for name in DOT_PROPS)
+
+    def verify_types(self) -> None:
+        check_tensor("lhs", self.lhs.type)
+        check_tensor("rhs", self.rhs.type)
+        check_tensor("result", self.result.type)
+        check_same_element_type("rhs", self.rhs.type, self.lhs.type)
+        check_same_element_type("result", self.result.type, self.lhs.type)
+        expected = dot_general_shape(shape_of(self.lhs), shape_of(self.rhs), *self.dims())
+        check_shape("result", shape_of(self.result), expected)
+
+    @staticmethod
+    def reference(
+        lhs: np.ndarray,
+        rhs: np.ndarray,
+        *,
+        lhs_batch: Sequence[int] = (),
+        rhs_batch: Sequence[int] = (),
+        lhs_contract: Sequence[int] = (),
+        rhs_contract: Sequence[int] = (),
+    ) -> np.ndarray:
+        lhs, rhs = np.asarray(lhs), np.asarray(rhs)
+        spec = einsum_spec(lhs.ndim, rhs.ndim, lhs_batch, rhs_batch, lhs_contract, rhs_contract)
+        return np.einsum(spec, lhs, rhs)
+
+    def reference_params(self) -> dict[str, Any]:
+        return dict(zip(DOT_PROPS, self.dims(), strict=True))
+
+    def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
+        lhs, rhs = self.operands
+        dlhs, drhs = tangents
+        terms: list[SSAValue] = []
+        if drhs is not None:
+            terms.append(emit_value(ctx, self._like(lhs, drhs)))
+        if dlhs is not None:
+            terms.append(emit_value(ctx, self._like(dlhs, rhs)))
+        if len(terms) == 1:
+            return terms
+        return [emit_value(ctx, AddOp(terms[0], terms[1]))]
+
+    def transpose_rule(self, ctx: RuleContext, cotangents: Values) -> Values:
+        (ct,) = cotangents
+        assert ct is not None
+        lhs, rhs = self.operands
+        lhs_batch, rhs_batch, lhs_contract, rhs_contract = self.dims()
+        if active_mask_of(self)[0]:
+            lhs_free = len(kept_axes(len(shape_of(lhs)), [*lhs_batch, *lhs_contract]))
+            contribution = _dot_cotangent(
+                ctx, ct, rhs, lhs, (lhs_batch, lhs_contract), (rhs_batch, rhs_contract),
+                fixed_free_start=len(lhs_batch) + lhs_free,
+            )  # fmt: skip
+            return [contribution, None]
+        contribution = _dot_cotangent(
+            ctx, ct, lhs, rhs, (rhs_batch, rhs_contract), (lhs_batch, lhs_contract),
+            fixed_free_start=len(lhs_batch),
+        )  # fmt: skip
+        return [None, contribution]
+
+    def is_linear_in(self, active_mask: Sequence[bool]) -> bool:
+        return sum(active_mask) == 1
+
+    def _like(self, lhs: SSAValue, rhs: SSAValue) -> DotGeneralOp:
+        """A dot_general of `lhs` and `rhs` with this op's dimension numbers."""
+        lhs_batch, rhs_batch, lhs_contract, rhs_contract = self.dims()
+        return DotGeneralOp(
+            lhs,
+            rhs,
+            lhs_batch=lhs_batch,
+            rhs_batch=rhs_batch,
+            lhs_contract=lhs_contract,
+            rhs_contract=rhs_contract,
+        )
+
+    def print(self, printer: Printer) -> None:
+        lb, rb, lc, rc = self.dims()
+        printer.print_string(" ")
+        printer.print_operand(self.lhs)
+        printer.print_string(", ")
+        printer.print_operand(self.rhs)
+        for keyword, left, right in (("batch", lb, rb), ("contract", lc, rc)):
+            printer.print_string(f", {keyword} = ")
+            print_int_list(printer, left)
+            printer.print_string(" x ")
+            print_int_list(printer, right)
+        print_attr_dict(printer, self)
+        print_types_arrow(printer, [self.lhs.type, self.rhs.type], self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> DotGeneralOp:
+        lhs = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        rhs = parser.parse_unresolved_operand()
+        lists: list[list[int]] = []
+        for keyword in ("batch", "contract"):
+            parser.parse_punctuation(",")
+            lists.append(parse_keyword_list(parser, keyword))
+            parser.parse_keyword("x")
+            lists.append(parse_int_list(parser))
+        lb, rb, lc, rc = lists
+        attributes = parser.parse_optional_attr_dict()
+        inputs, output = parse_types_arrow(parser, 2)
+        return cls.create(
+            operands=resolve(parser, [lhs, rhs], inputs),
+            result_types=[output],
+            properties={
+                name: i64_array(v) for name, v in zip(DOT_PROPS, (lb, rb, lc, rc), strict=True)
+            },
+            attributes=attributes,
+        )
+
+
+def _dot_cotangent(
+    ctx: RuleContext,
+    ct: SSAValue,
+    fixed: SSAValue,
+    active: SSAValue,
+    active_dims: tuple[Sequence[int], Sequence[int]],
+    fixed_dims: tuple[Sequence[int], Sequence[int]],
+    fixed_free_start: int,
+) -> SSAValue:
+    """The cotangent of the active operand of a dot_general.
+
+    `ct`'s axes are batch, lhs free, rhs free; the fixed operand's free axes
+    start at `fixed_free_start`. Contracting them (and batching the batch axes)
+    with conj(fixed) leaves batch, active free, then the active contracting
+    axes ordered like the fixed ones; a transpose restores the active order.
+    """
+    (active_batch, active_contract), (fixed_batch, fixed_contract) = active_dims, fixed_dims
+    fixed_free = kept_axes(len(shape_of(fixed)), [*fixed_batch, *fixed_contract])
+    active_free = kept_axes(len(shape_of(active)), [*active_batch, *active_contract])
+    product = emit_value(
+        ctx,
+        DotGeneralOp(
+            ct,
+            conj_if_complex(ctx, fixed),
+            lhs_batch=range(len(active_batch)),
+            rhs_batch=fixed_batch,
+            lhs_contract=range(fixed_free_start, fixed_free_start + len(fixed_free)),
+            rhs_contract=fixed_free,
+        ),
+    )
+    by_fixed = sorted(range(len(fixed_contract)), key=lambda i: fixed_contract[i])
+    axes = [*active_batch, *active_free, *(active_contract[i] for i in by_fixed)]
+    permutation = inverse_permutation(axes)
+    if permutation == list(range(len(permutation))):
+        return product
+    return emit_value(ctx, TransposeOp(product, permutation))

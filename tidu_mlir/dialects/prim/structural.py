@@ -1,0 +1,382 @@
+"""The structural `prim` ops: slice, pad, concatenate and reduce_max.
+
+slice and pad are each other's transpose; concatenate transposes to slices.
+`reduce_max` splits its tangent evenly among the maximal entries (ties share
+it, as JAX does); its JVP is built from core and elementwise ops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, IntegerType, TensorType, i64
+from xdsl.ir import Operation, SSAValue
+from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, var_operand_def
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from tidu_mlir.dialects.prim.base import (
+    ArrayPropsUnaryOp,
+    NotLinear,
+    PrimOp,
+    ReduceOp,
+    UnaryLinear,
+    Values,
+    emit_value,
+)
+from tidu_mlir.dialects.prim.core import (
+    BroadcastInDimOp,
+    ReduceSumOp,
+    SelectOp,
+    active_or_zero,
+    full_like,
+    or_zeros,
+    scale,
+    zeros_like,
+)
+from tidu_mlir.dialects.prim.elementwise import CompareOp, DivOp
+from tidu_mlir.dialects.prim.shapes import concatenate_shape, kept_axes, pad_shape, slice_shape
+from tidu_mlir.dialects.prim.syntax import (
+    RoleSpec,
+    array_values,
+    i64_array,
+    parse_types_arrow,
+    print_attr_dict,
+    print_types_arrow,
+    resolve,
+    role_attributes,
+)
+from tidu_mlir.dialects.prim.types import (
+    Value,
+    check_same_element_type,
+    check_shape,
+    check_tensor,
+    shape_of,
+    tensor_type_of,
+)
+from tidu_mlir.interfaces import RuleContext, active_mask_of
+
+# --------------------------------------------------------------------------
+# Slice and pad
+# --------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class SliceOp(UnaryLinear, PrimOp):
+    """Strided slice: `prim.slice %x [1:5:2, 0:3:1] : tensor<8x3xf64> -> tensor<2x3xf64>`.
+    d slice(x) = slice(dx); transpose: pad ct with zeros back into place
+    (low = start, interior = stride - 1)."""
+
+    name = "prim.slice"
+
+    operand = operand_def()
+    result = result_def()
+    start = prop_def(DenseArrayBase.constr(i64))
+    limit = prop_def(DenseArrayBase.constr(i64))
+    stride = prop_def(DenseArrayBase.constr(i64))
+
+    def __init__(
+        self,
+        operand: Value,
+        start: Sequence[int],
+        limit: Sequence[int],
+        stride: Sequence[int] | None = None,
+        *,
+        role: RoleSpec = None,
+    ):
+        if stride is None:
+            stride = [1] * len(start)
+        operand_type = tensor_type_of(operand)
+        shape = slice_shape(tuple(operand_type.get_shape()), start, limit, stride)
+        super().__init__(
+            operands=[operand],
+            result_types=[TensorType(operand_type.get_element_type(), shape)],
+            properties={
+                "start": i64_array(start),
+                "limit": i64_array(limit),
+                "stride": i64_array(stride),
+            },
+            attributes=role_attributes(role),
+        )
+
+    def bounds(self) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+        """(start, limit, stride)."""
+        return array_values(self.start), array_values(self.limit), array_values(self.stride)
+
+    def verify_types(self) -> None:
+        check_tensor("operand", self.operand.type)
+        check_tensor("result", self.result.type)
+        check_same_element_type("result", self.result.type, self.operand.type)
+        check_shape(
+            "result", shape_of(self.result), slice_shape(shape_of(self.operand), *self.bounds())
+        )
+
+    @staticmethod
+    def reference(
+        x: np.ndarray, *, start: Sequence[int], limit: Sequence[int], stride: Sequence[int]
+    ) -> np.ndarray:
+        index = tuple(slice(a, b, c) for a, b, c in zip(start, limit, stride, strict=True))
+        return np.asarray(x)[index]
+
+    def reference_params(self) -> dict[str, Any]:
+        start, limit, stride = self.bounds()
+        return {"start": start, "limit": limit, "stride": stride}
+
+    def apply_to(self, tangent: SSAValue) -> Operation:
+        return SliceOp(tangent, *self.bounds())
+
+    def emit_adjoint(self, ctx: RuleContext, cotangent: SSAValue) -> SSAValue:
+        start, _, stride = self.bounds()
+        operand_shape = shape_of(self.operand)
+        sizes = shape_of(cotangent)
+        interior = [step - 1 for step in stride]
+        high = [
+            dim - low - size - max(size - 1, 0) * inner
+            for dim, low, size, inner in zip(operand_shape, start, sizes, interior, strict=True)
+        ]
+        return emit_value(ctx, PadOp(cotangent, start, high, interior))
+
+    def print(self, printer: Printer) -> None:
+        start, limit, stride = self.bounds()
+        ranges = ", ".join(f"{a}:{b}:{c}" for a, b, c in zip(start, limit, stride, strict=False))
+        printer.print_string(" ")
+        printer.print_operand(self.operand)
+        printer.print_string(f" [{ranges}]")
+        print_attr_dict(printer, self)
+        print_types_arrow(printer, [self.operand.type], self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> SliceOp:
+        operand = parser.parse_unresolved_operand()
+        triples = parser.parse_comma_separated_list(
+            parser.Delimiter.SQUARE, lambda: _parse_slice_triple(parser)
+        )
+        attributes = parser.parse_optional_attr_dict()
+        inputs, output = parse_types_arrow(parser, 1)
+        return cls.create(
+            operands=resolve(parser, [operand], inputs),
+            result_types=[output],
+            properties={
+                name: i64_array([t[k] for t in triples])
+                for k, name in enumerate(("start", "limit", "stride"))
+            },
+            attributes=attributes,
+        )
+
+
+def _parse_slice_triple(parser: Parser) -> tuple[int, int, int]:
+    """Parse `start:limit:stride`."""
+    start = parser.parse_integer(allow_boolean=False)
+    parser.parse_punctuation(":")
+    limit = parser.parse_integer(allow_boolean=False)
+    parser.parse_punctuation(":")
+    stride = parser.parse_integer(allow_boolean=False)
+    return start, limit, stride
+
+
+@irdl_op_definition
+class PadOp(UnaryLinear, ArrayPropsUnaryOp):
+    """Zero padding with interior padding:
+    `prim.pad %x, low = [1], high = [0], interior = [2] : T -> U`.
+    d pad(x) = pad(dx) (zero padding is linear); transpose: the strided slice
+    picking the operand's positions (stride = interior + 1)."""
+
+    name = "prim.pad"
+
+    low = prop_def(DenseArrayBase.constr(i64))
+    high = prop_def(DenseArrayBase.constr(i64))
+    interior = prop_def(DenseArrayBase.constr(i64))
+    ARRAY_PROPS: ClassVar[tuple[str, ...]] = ("low", "high", "interior")
+
+    def __init__(
+        self,
+        operand: Value,
+        low: Sequence[int],
+        high: Sequence[int],
+        interior: Sequence[int] | None = None,
+        *,
+        role: RoleSpec = None,
+    ):
+        if interior is None:
+            interior = [0] * len(low)
+        operand_type = tensor_type_of(operand)
+        shape = pad_shape(tuple(operand_type.get_shape()), low, high, interior)
+        self._init(
+            operand,
+            [low, high, interior],
+            TensorType(operand_type.get_element_type(), shape),
+            role,
+        )
+
+    def paddings(self) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+        """(low, high, interior)."""
+        return self.prop_values("low"), self.prop_values("high"), self.prop_values("interior")
+
+    def verify_types(self) -> None:
+        operand, result = self.verify_operand_and_result()
+        check_shape("result", result, pad_shape(operand, *self.paddings()))
+
+    @staticmethod
+    def reference(
+        x: np.ndarray, *, low: Sequence[int], high: Sequence[int], interior: Sequence[int]
+    ) -> np.ndarray:
+        x = np.asarray(x)
+        out = np.zeros(pad_shape(x.shape, low, high, interior), dtype=x.dtype)
+        index = tuple(
+            slice(lo, lo + (d - 1) * (inner + 1) + 1, inner + 1)
+            for d, lo, inner in zip(x.shape, low, interior, strict=True)
+        )
+        out[index] = x
+        return out
+
+    def apply_to(self, tangent: SSAValue) -> Operation:
+        return PadOp(tangent, *self.paddings())
+
+    def emit_adjoint(self, ctx: RuleContext, cotangent: SSAValue) -> SSAValue:
+        low, _, interior = self.paddings()
+        sizes = shape_of(self.operand)
+        stride = [inner + 1 for inner in interior]
+        limit = [
+            lo + (size - 1) * step + 1 if size else lo
+            for lo, size, step in zip(low, sizes, stride, strict=True)
+        ]
+        return emit_value(ctx, SliceOp(cotangent, low, limit, stride))
+
+
+# --------------------------------------------------------------------------
+# Concatenate
+# --------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ConcatenateOp(PrimOp):
+    """Join along `dimension`: `prim.concatenate %a, %b, dimension = 0 : (T1, T2) -> U`.
+    d concat(xs) = concat(dxs) (zeros for missing tangents); transpose: the
+    slice of ct each active input came from. Linear when fixed inputs are zero."""
+
+    name = "prim.concatenate"
+
+    inputs = var_operand_def()
+    result = result_def()
+    dimension = prop_def(IntegerAttr[IntegerType])
+
+    def __init__(self, inputs: Sequence[Value], dimension: int, *, role: RoleSpec = None):
+        if not inputs:
+            raise VerifyException("concatenate needs at least one input")
+        shape = concatenate_shape([shape_of(v) for v in inputs], dimension)
+        element = tensor_type_of(inputs[0]).get_element_type()
+        super().__init__(
+            operands=[list(inputs)],
+            result_types=[TensorType(element, shape)],
+            properties={"dimension": IntegerAttr(dimension, i64)},
+            attributes=role_attributes(role),
+        )
+
+    @property
+    def dimension_value(self) -> int:
+        return int(self.dimension.value.data)
+
+    def verify_types(self) -> None:
+        check_tensor("result", self.result.type)
+        for index, value in enumerate(self.inputs):
+            check_tensor(f"input #{index}", value.type)
+            check_same_element_type(f"input #{index}", value.type, self.result.type)
+        expected = concatenate_shape([shape_of(v) for v in self.inputs], self.dimension_value)
+        check_shape("result", shape_of(self.result), expected)
+
+    @staticmethod
+    def reference(*inputs: np.ndarray, dimension: int) -> np.ndarray:
+        return np.concatenate(inputs, axis=dimension)
+
+    def reference_params(self) -> dict[str, Any]:
+        return {"dimension": self.dimension_value}
+
+    def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
+        parts = [
+            or_zeros(ctx, tangent, value)
+            for tangent, value in zip(tangents, self.operands, strict=True)
+        ]
+        return [emit_value(ctx, ConcatenateOp(parts, self.dimension_value))]
+
+    def transpose_rule(self, ctx: RuleContext, cotangents: Values) -> Values:
+        (ct,) = cotangents
+        assert ct is not None
+        dimension = self.dimension_value
+        shape = shape_of(ct)
+        offset = 0
+        result: list[SSAValue | None] = []
+        for value, active in zip(self.operands, active_mask_of(self), strict=True):
+            size = shape_of(value)[dimension]
+            if active:
+                start = [offset if axis == dimension else 0 for axis in range(len(shape))]
+                limit = [offset + size if axis == dimension else d for axis, d in enumerate(shape)]
+                result.append(emit_value(ctx, SliceOp(ct, start, limit)))
+            else:
+                result.append(None)
+            offset += size
+        return result
+
+    def is_linear_in(self, active_mask: Sequence[bool]) -> bool:
+        return active_or_zero(self, active_mask)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list(self.inputs, printer.print_operand)
+        printer.print_string(f", dimension = {self.dimension_value}")
+        print_attr_dict(printer, self)
+        print_types_arrow(printer, [v.type for v in self.inputs], self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConcatenateOp:
+        operands = [parser.parse_unresolved_operand()]
+        parser.parse_punctuation(",")
+        while parser.parse_optional_keyword("dimension") is None:
+            operands.append(parser.parse_unresolved_operand())
+            parser.parse_punctuation(",")
+        parser.parse_punctuation("=")
+        dimension = parser.parse_integer(allow_boolean=False)
+        attributes = parser.parse_optional_attr_dict()
+        inputs, output = parse_types_arrow(parser, len(operands))
+        return cls.create(
+            operands=resolve(parser, operands, inputs),
+            result_types=[output],
+            properties={"dimension": IntegerAttr(dimension, i64)},
+            attributes=attributes,
+        )
+
+
+# --------------------------------------------------------------------------
+# Reduce max
+# --------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ReduceMaxOp(NotLinear, ReduceOp):
+    """Max over `axes` of a real tensor. d max(x) = sum(w·dx) with w = 1/count
+    on the maximal entries, 0 elsewhere (ties share the tangent evenly, as JAX does)."""
+
+    name = "prim.reduce_max"
+    KIND: ClassVar[str] = "real"
+
+    @staticmethod
+    def reference(x: np.ndarray, *, axes: Sequence[int]) -> np.ndarray:
+        return np.max(x, axis=tuple(axes))
+
+    def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
+        x, y = self.operand, self.result
+        axes = self.prop_values("axes")
+        x_type = tensor_type_of(x)
+        kept = kept_axes(len(x_type.get_shape()), axes)
+        maximum = emit_value(ctx, BroadcastInDimOp(y, kept, x_type))
+        is_max = emit_value(ctx, CompareOp("eq", x, maximum))
+        indicator = emit_value(
+            ctx, SelectOp(is_max, full_like(ctx, 1.0, x_type), zeros_like(ctx, x))
+        )
+        count = emit_value(ctx, ReduceSumOp(indicator, axes))
+        weights = emit_value(
+            ctx, DivOp(indicator, emit_value(ctx, BroadcastInDimOp(count, kept, x_type)))
+        )
+        return [emit_value(ctx, ReduceSumOp(scale(ctx, weights, tangents[0]), axes))]

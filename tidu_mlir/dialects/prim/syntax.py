@@ -1,0 +1,128 @@
+"""Construction and assembly-format helpers of the `prim` ops: the optional
+`role` attribute, i64 array properties, and the printers and parsers of the
+custom formats (`%a, %b : T`, `name = [..]`, `: (T1, T2) -> U`, ...)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypeAlias, cast
+
+from xdsl.dialects.builtin import DenseArrayBase, IntegerType, i64
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.printer import Printer
+
+from tidu_mlir.dialects import cg
+
+RoleSpec: TypeAlias = cg.LinearizedRoleAttr | Sequence[bool] | None
+
+
+def role_attributes(role: RoleSpec) -> dict[str, Attribute]:
+    """The discardable attributes of a new op: `role` as `#cg.linearized<...>`
+    (given as the attribute or as its active mask), none for a primary op."""
+    if role is None:
+        return {}
+    if not isinstance(role, cg.LinearizedRoleAttr):
+        role = cg.LinearizedRoleAttr(role)
+    return {cg.ROLE_ATTR_NAME: role}
+
+
+def i64_array(values: Sequence[int]) -> DenseArrayBase:
+    """An `array<i64: ...>` property."""
+    return DenseArrayBase.from_list(i64, [int(v) for v in values])
+
+
+def array_values(attr: DenseArrayBase) -> tuple[int, ...]:
+    """The integers of an i64 array property."""
+    return tuple(int(v) for v in cast(DenseArrayBase[IntegerType], attr).get_values())
+
+
+def float_literal(value: float) -> str:
+    """Shortest round-tripping MLIR float literal (always with a '.')."""
+    text = repr(float(value))
+    mantissa, _, exponent = text.partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"
+    return mantissa + ("e" + exponent if exponent else "")
+
+
+def print_int_list(printer: Printer, values: Sequence[int]) -> None:
+    """Print `[i, j, ...]`."""
+    printer.print_string("[" + ", ".join(str(v) for v in values) + "]")
+
+
+def parse_int_list(parser: Parser) -> list[int]:
+    """Parse `[i, j, ...]`."""
+    return parser.parse_comma_separated_list(
+        parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
+    )
+
+
+def parse_keyword_list(parser: Parser, keyword: str) -> list[int]:
+    """Parse `keyword = [i, j, ...]`."""
+    parser.parse_keyword(keyword)
+    parser.parse_punctuation("=")
+    return parse_int_list(parser)
+
+
+def print_attr_dict(printer: Printer, op: Operation) -> None:
+    """Print the op's discardable attributes (`{role = ...}`), if any."""
+    printer.print_op_attributes(op.attributes)
+
+
+def print_types_arrow(printer: Printer, inputs: Sequence[Attribute], output: Attribute) -> None:
+    """Print ` : T -> U` (one input) or ` : (T1, T2) -> U`."""
+    printer.print_string(" : ")
+    if len(inputs) == 1:
+        printer.print_attribute(inputs[0])
+    else:
+        printer.print_string("(")
+        printer.print_list(inputs, printer.print_attribute)
+        printer.print_string(")")
+    printer.print_string(" -> ")
+    printer.print_attribute(output)
+
+
+def parse_types_arrow(parser: Parser, count: int) -> tuple[list[Attribute], Attribute]:
+    """Parse `: T -> U` (count == 1) or `: (T1, ..., Tn) -> U`."""
+    parser.parse_punctuation(":")
+    if count == 1 and parser.parse_optional_punctuation("(") is None:
+        inputs: list[Attribute] = [parser.parse_type()]
+    else:
+        if count == 1:
+            inputs = [parser.parse_type()]
+            parser.parse_punctuation(")")
+        else:
+            inputs = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_type)
+    parser.parse_punctuation("->")
+    return inputs, parser.parse_type()
+
+
+def print_same_type(printer: Printer, op: Operation, prefix: str = "") -> None:
+    """Print `prefix %a, %b attr-dict : T` for an op whose operands and result share T."""
+    printer.print_string(" " + prefix)
+    printer.print_list(op.operands, printer.print_operand)
+    print_attr_dict(printer, op)
+    printer.print_string(" : ")
+    printer.print_attribute(op.operands[0].type)
+
+
+def parse_same_type(
+    parser: Parser, count: int
+) -> tuple[list[SSAValue], dict[str, Attribute], Attribute]:
+    """Parse `%a, %b attr-dict : T` (count operands, all of type T)."""
+    operands = [parser.parse_unresolved_operand()]
+    for _ in range(count - 1):
+        parser.parse_punctuation(",")
+        operands.append(parser.parse_unresolved_operand())
+    attributes = parser.parse_optional_attr_dict()
+    parser.parse_punctuation(":")
+    t = parser.parse_type()
+    return resolve(parser, operands, [t] * count), attributes, t
+
+
+def resolve(
+    parser: Parser, operands: Sequence[UnresolvedOperand], types: Sequence[Attribute]
+) -> list[SSAValue]:
+    """The parsed operands, resolved against their parsed types."""
+    return list(parser.resolve_operands(operands, types, parser.pos))

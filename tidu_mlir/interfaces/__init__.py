@@ -1,0 +1,27 @@
+"""The contracts an op class implements to take part in tidu's machinery.
+
+`Differentiable`: the AD rules the AD passes call. `Evaluable`: the numpy
+semantics the reference evaluator calls. Both sit below every dialect and
+every pass, so a dialect can implement them without importing a pass.
+"""
+
+from tidu_mlir.interfaces.differentiable import (
+    ADRuleError,
+    Differentiable,
+    OpT,
+    RuleContext,
+    RuleKind,
+    active_mask_of,
+)
+from tidu_mlir.interfaces.evaluable import Evaluable, EvaluationError
+
+__all__ = [
+    "ADRuleError",
+    "Differentiable",
+    "Evaluable",
+    "EvaluationError",
+    "OpT",
+    "RuleContext",
+    "RuleKind",
+    "active_mask_of",
+]
