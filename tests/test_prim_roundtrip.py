@@ -37,6 +37,7 @@ CASES: list[tuple[str, str, str]] = [
     ),
     ("maximum", "tensor<3xf64>, tensor<3xf64>", "prim.maximum %a, %b : tensor<3xf64>"),
     ("minimum", "tensor<3xf32>, tensor<3xf32>", "prim.minimum %a, %b : tensor<3xf32>"),
+    ("atan2", "tensor<3xf64>, tensor<3xf64>", "prim.atan2 %a, %b : tensor<3xf64>"),
     ("neg", "tensor<3xf64>", "prim.neg %a {role = #cg.linearized<[active]>} : tensor<3xf64>"),
     ("exp", "tensor<3xf64>", "prim.exp %a : tensor<3xf64>"),
     ("log", "tensor<3xf64>", "prim.log %a : tensor<3xf64>"),

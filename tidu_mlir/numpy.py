@@ -37,10 +37,11 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 __all__ = [
-    "abs", "add", "astype", "broadcast_to", "concatenate", "conj", "cos", "divide", "dot",
-    "einsum", "equal", "exp", "greater", "greater_equal", "imag", "less", "less_equal", "log",
-    "matmul", "max", "maximum", "mean", "minimum", "multiply", "negative", "not_equal", "power",
-    "real", "reshape", "shape", "sin", "sqrt", "subtract", "sum", "tanh", "transpose", "where",
+    "abs", "add", "arctan2", "astype", "broadcast_to", "concatenate", "conj", "cos", "divide",
+    "dot", "einsum", "equal", "exp", "greater", "greater_equal", "imag", "less", "less_equal",
+    "log", "matmul", "max", "maximum", "mean", "minimum", "multiply", "negative", "not_equal",
+    "power", "real", "reshape", "shape", "sin", "sqrt", "subtract", "sum", "tanh", "transpose",
+    "where",
 ]  # fmt: skip
 
 
@@ -183,6 +184,13 @@ def maximum(x: Any, y: Any) -> Tracer:
 def minimum(x: Any, y: Any) -> Tracer:
     _real_only("minimum", x, y)
     return _binary(prim.MinimumOp, x, y)
+
+
+@_numpy_when_concrete(prim.Atan2Op.reference)
+def arctan2(y: Any, x: Any) -> Tracer:
+    """The angle of the point (x, y), in (-pi, pi]."""
+    _real_only("arctan2", y, x)
+    return _binary(prim.Atan2Op, y, x)
 
 
 @_numpy_when_concrete(np.power)

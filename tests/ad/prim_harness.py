@@ -86,7 +86,7 @@ def random_like(rng: np.random.Generator, array: np.ndarray) -> np.ndarray:
 
 
 def real_dot(a: np.ndarray, b: np.ndarray) -> float:
-    """<a, b> = Re(sum(conj(a)·b)), the inner product of SPEC §1.6."""
+    """<a, b> = Re(sum(conj(a)·b)), the inner product of docs/complex.md."""
     return float(np.real(np.vdot(a.astype(np.complex128), b.astype(np.complex128))))
 
 

@@ -77,7 +77,7 @@ def mixed(x: np.ndarray, y: np.ndarray) -> list[np.ndarray]:
 
 
 # --------------------------------------------------------------------------
-# The worked example of seeds/000: (x+x)*x
+# The worked example: (x+x)*x
 # --------------------------------------------------------------------------
 
 
@@ -123,7 +123,7 @@ def test_worked_example_transpose_has_two_fanout_adds(parse) -> None:
     ops = list(vjp.fragment.body.block.ops)
     c1, c2, c3, c4 = ops[1:5]
     assert c1.operands[1] is c0 and c2.operands[1] is c0
-    # c3 = c2 + c1, c4 = c3 + c1 (seeds/000, section II)
+    # c3 = c2 + c1, c4 = c3 + c1 (the fan-out adds of the worked example)
     assert tuple(c3.operands) == (c2.results[0], c1.results[0])
     assert tuple(c4.operands) == (c3.results[0], c1.results[0])
     for add in (c3, c4):

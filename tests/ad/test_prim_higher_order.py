@@ -87,7 +87,7 @@ def test_worked_example_gradient_and_second_derivative() -> None:
     # FoF: linearize the JVP wrt x.
     fof = ad.linearize(lin.fragment, wrt=["x0"])
     assert run(fof.fragment, seeded(seeded(env, lin, one), fof, one))[0] == 4.0
-    # The transposed graph has exactly the two fan-out adds of seeds/000.
+    # The transposed graph has exactly the two fan-out adds of the worked example (x + x) * x.
     names = [op.name for op in vjp.fragment.body.block.ops if op.name != "cg.linear"]
     assert names == ["cg.input", "prim.mul", "prim.mul", "prim.add", "prim.add", "cg.output"]
 

@@ -1,6 +1,6 @@
 """JVPs and VJPs of traced composite functions against JAX (skipped without jax).
 
-JVPs agree. VJPs follow SPEC §1.6: ours(ct) = conj(vjp_jax(conj(ct))) (JAX
+JVPs agree. VJPs follow docs/complex.md: ours(ct) = conj(vjp_jax(conj(ct))) (JAX
 transposes complex maps bilinearly; for real maps both are the same).
 """
 

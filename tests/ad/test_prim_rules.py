@@ -113,6 +113,16 @@ def test_maximum_minimum(op: type, dtype: type) -> None:
     check_derivatives(lambda b, x: b(op(x, b.const(0.0, x))), [signed((5,), dtype)])
 
 
+@pytest.mark.parametrize("dtype", REAL, ids=dtype_id)
+def test_atan2(dtype: type) -> None:
+    """Every quadrant (signed operands); one operand constant; both the same value."""
+    arrays = [signed((6,), dtype), signed((6,), dtype)]
+    check_derivatives(lambda b, y, x: b(prim.Atan2Op(y, x)), arrays)
+    check_derivatives(lambda b, y: b(prim.Atan2Op(y, b.const(-1.5, y))), arrays[:1])
+    check_derivatives(lambda b, x: b(prim.Atan2Op(b.const(0.5, x), x)), arrays[:1])
+    check_derivatives(lambda b, x: b(prim.Atan2Op(x, x)), arrays[:1])
+
+
 @pytest.mark.parametrize("op", [prim.MaximumOp, prim.MinimumOp], ids=["maximum", "minimum"])
 def test_maximum_minimum_ties_go_to_lhs(op: type) -> None:
     x = np.array([1.0, 2.0])

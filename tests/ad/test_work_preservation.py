@@ -1,4 +1,4 @@
-"""Work preservation (SPEC §6, the paper's size bounds) on the API corpus.
+"""Work preservation (the paper's size bounds, docs/ad-passes.md) on the API corpus.
 
 * the linear part of a linearized fragment (ops with a linearized role) is at
   most a small constant times the primal graph;

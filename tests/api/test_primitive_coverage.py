@@ -24,6 +24,7 @@ SAMPLES: dict[type[prim.PrimOp], tuple[Callable[..., Any], tuple[ArraySpec, ...]
     prim.DivOp: (lambda x: tnp.divide(x, 2.0), (REAL,)),
     prim.MaximumOp: (lambda x: tnp.maximum(x, 0.0), (REAL,)),
     prim.MinimumOp: (lambda x: tnp.minimum(x, 0.0), (REAL,)),
+    prim.Atan2Op: (lambda x: tnp.arctan2(x, 1.0), (REAL,)),
     prim.NegOp: (tnp.negative, (REAL,)),
     prim.ExpOp: (tnp.exp, (REAL,)),
     prim.LogOp: (tnp.log, (REAL,)),

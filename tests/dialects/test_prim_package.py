@@ -16,9 +16,11 @@ import numpy as np
 import pytest
 from xdsl.dialects.builtin import ComplexType, TensorType, f64, i1
 from xdsl.ir import Block, Operation, SSAValue
+from xdsl.traits import Pure
 
 from tidu_mlir.dialects import prim
 from tidu_mlir.dialects.prim import NotLinear, PrimOp, UnaryLinear
+from tidu_mlir.interfaces import RecomputeCost
 
 
 def _defined_in(op_class: type, attr: str) -> type:
@@ -52,6 +54,12 @@ def test_op_class_is_complete(op_class: type[PrimOp]) -> None:
         assert _defined_in(op_class, "jvp_rule") is op_class
     assert isinstance(inspect.getattr_static(op_class, "reference"), staticmethod)
     assert _defined_in(op_class, "reference") is op_class
+    assert op_class.has_trait(Pure) and op_class.get_trait(RecomputeCost) is not None
+
+
+def test_contractions_and_reductions_are_saved_not_recomputed() -> None:
+    expensive = {k for k in prim.PRIM_OPS if not k.get_trait(RecomputeCost).cheap}
+    assert expensive == {prim.DotGeneralOp, prim.ReduceSumOp, prim.ReduceMaxOp}
 
 
 def test_accumulate_is_prim_add() -> None:
@@ -86,6 +94,7 @@ CASES: dict[type[PrimOp], tuple[Build, Sequence[np.ndarray], dict[str, Any]]] = 
     prim.MulOp: (prim.MulOp, (X23, Y23), {}),
     prim.DivOp: (prim.DivOp, (X23, Y23), {}),
     prim.MaximumOp: (prim.MaximumOp, (X23, Y23), {}),
+    prim.Atan2Op: (prim.Atan2Op, (X23, -Y23), {}),
     prim.MinimumOp: (prim.MinimumOp, (X23, Y23), {}),
     prim.NegOp: (prim.NegOp, (X23,), {}),
     prim.ExpOp: (prim.ExpOp, (X23,), {}),

@@ -57,6 +57,7 @@ CASES: dict[type[Operation], Case] = {
     prim.MulOp: Case(prim.MulOp, np.multiply, ALL, 2),
     prim.DivOp: Case(prim.DivOp, np.divide, ALL, 2),
     prim.MaximumOp: Case(prim.MaximumOp, np.maximum, REAL, 2),
+    prim.Atan2Op: Case(prim.Atan2Op, np.arctan2, REAL, 2),
     prim.MinimumOp: Case(prim.MinimumOp, np.minimum, REAL, 2),
     prim.NegOp: Case(prim.NegOp, np.negative, ALL),
     prim.ExpOp: Case(prim.ExpOp, np.exp, ALL),

@@ -8,7 +8,7 @@ fragment, is cloned once in topological order, then xDSL's CSE runs on the
 function: ops that are structurally identical (name, properties, operands and
 attributes, so the role too) across fragments are merged. Roles stay on the
 cloned ops (lowering ignores them); keeping them means CSE never merges a
-primary op with a linearized one, as SPEC §2.2 asks.
+primary op with a linearized one (a linear op must stay linear).
 """
 
 from __future__ import annotations

@@ -177,7 +177,7 @@ def is_input_key(attr: Attribute) -> bool:
 
 
 def tangent_of(key: InputKey, pass_id: int) -> TangentKeyAttr:
-    """The key of the tangent of `key` seeded by pass `pass_id` (SPEC §1.2)."""
+    """The key of the tangent of `key` seeded by pass `pass_id` (docs/design.md, Keys)."""
     return TangentKeyAttr(key, pass_id)
 
 

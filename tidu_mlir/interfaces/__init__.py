@@ -1,7 +1,8 @@
 """The contracts an op class implements to take part in tidu's machinery.
 
 `Differentiable`: the AD rules the AD passes call. `Evaluable`: the numpy
-semantics the reference evaluator calls. Both sit below every dialect and
+semantics the reference evaluator calls. `RecomputeCost`: whether `unzip`'s
+policies may recompute the op rather than save its result. Both sit below every dialect and
 every pass, so a dialect can implement them without importing a pass.
 """
 
@@ -14,6 +15,7 @@ from tidu_mlir.interfaces.differentiable import (
     active_mask_of,
 )
 from tidu_mlir.interfaces.evaluable import Evaluable, EvaluationError
+from tidu_mlir.interfaces.recompute import RecomputeCost
 
 __all__ = [
     "ADRuleError",
@@ -21,6 +23,7 @@ __all__ = [
     "Evaluable",
     "EvaluationError",
     "OpT",
+    "RecomputeCost",
     "RuleContext",
     "RuleKind",
     "active_mask_of",

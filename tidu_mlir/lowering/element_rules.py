@@ -110,6 +110,7 @@ ELEMENT_RULES: dict[type[Operation], ElementRule] = {
     prim.DivOp: _binary(ScalarBuilder.div, ScalarBuilder.c_div),
     prim.MaximumOp: _binary(ScalarBuilder.maximum),
     prim.MinimumOp: _binary(ScalarBuilder.minimum),
+    prim.Atan2Op: _binary(lambda sb, y, x: sb.binary(math.Atan2Op, y, x)),
     prim.NegOp: _unary(ScalarBuilder.neg, ScalarBuilder.c_neg),
     prim.ExpOp: _unary(ScalarBuilder.exp, ScalarBuilder.c_exp),
     prim.LogOp: _unary(_math(math.LogOp), ScalarBuilder.c_log),

@@ -1,7 +1,7 @@
 // RUN: tidu-opt %s | filecheck %s
 // RUN: tidu-opt %s --print-op-generic | tidu-opt | filecheck %s
 
-// The worked example of seeds/000 after linearize: a linear fragment nested in
+// The worked example (x + x) * x after linearize: a linear fragment nested in
 // the primal one, referencing primal values by SSA use.
 builtin.module attributes {cg.next_pass_id = 4 : i64} {
   cg.graph @f {

@@ -4,7 +4,7 @@
 // RUN: tidu-opt %s -p 'linear-transpose{graph=@f::@jvp1}' -o %t && tidu-run %t --entry @f::@jvp1::@vjp2 --arg 3.0 --arg 1.0 | filecheck %s --check-prefix=GRAD
 // RUN: tidu-opt %s -p 'linear-transpose{graph=@f::@jvp1},linearize{graph=@f::@jvp1::@vjp2 wrt=x}' -o %t.for && tidu-run %t.for --entry @f::@jvp1::@vjp2::@jvp3 --arg 1.0 --arg 1.0 | filecheck %s --check-prefix=FOR
 
-// The transpose of the worked example (seeds/000, section II): %t1 = %dx + %dx
+// The transpose of the worked example (x + x) * x: %t1 = %dx + %dx
 // sends c1 = x*ct to %dx twice, after c2 = p1*ct: exactly two fan-out adds,
 // emitted as ordinary prim.add ops with role [active, active].
 // Results: the gradient 4x at x = 3, and f'' = 4 from linearizing the transposed fragment.

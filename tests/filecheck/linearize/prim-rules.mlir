@@ -7,7 +7,7 @@
 // RUN: tidu-run %t --entry @bcast::@jvp3 --arg '[1.0, 2.0, 3.0]' | filecheck %s --check-prefix=BCAST
 // RUN: tidu-run %t --entry @slicepad::@jvp4 --arg '[1.0, 2.0, 3.0, 4.0, 5.0]' | filecheck %s --check-prefix=SLICEPAD
 
-// The JVP rules of a few prim ops (tidu_mlir/dialects/prim_ad.py). Fixed
+// The JVP rules of a few prim ops (on the op classes, tidu_mlir/dialects/prim/). Fixed
 // factors are primal values referenced directly (exp reuses its result %e);
 // structural ops apply themselves to the tangent.
 builtin.module {

@@ -3,7 +3,7 @@
 // RUN: tidu-opt %s -p 'linearize{graph=@f wrt=x},verify-linearity' | filecheck %s
 // RUN: tidu-opt %s -p 'linearize{graph=@f wrt=x}' -o %t && tidu-run %t --entry @f::@jvp1 --arg 3.0 --arg 0.5 | filecheck %s --check-prefix=VALUE
 
-// The worked example of seeds/000: f(x) = (x+x)*x, f'(x) = 4x. The linear
+// The worked example: f(x) = (x+x)*x, f'(x) = 4x. The linear
 // fragment is nested in @f and references the primal values %p1 and %x.
 builtin.module {
   cg.graph @f {

@@ -3,7 +3,7 @@
 // RUN: not tidu-opt %s -p 'materialize{graph=@f::@nope}' 2>&1 | filecheck %s --check-prefix=MISSING
 // RUN: not tidu-opt %s -p 'materialize{graph=@f name=f_jvp1},materialize{graph=@f::@jvp1}' 2>&1 | filecheck %s --check-prefix=TAKEN
 
-// The worked example of seeds/000 after linearize and linear-transpose. The
+// The worked example (x + x) * x after linearize and linear-transpose. The
 // function takes the signature inputs (enclosing fragments' inputs first), each
 // with its key. Every reachable op is cloned, then CSE merges structurally
 // identical ops (%c1b into %c1) but never a primary op with a linearized one

@@ -19,208 +19,50 @@ ones before it:
 6. `elementwise`: the non-linear elementwise ops
 7. `structural`: slice, pad, concatenate, reduce_max
 8. `contraction`: dot_general
+
+Each layer lists its public names in `__all__` and its op classes in `OPS`;
+this module re-exports them and assembles the dialect, so a new op is added
+in its layer's file only.
 """
 
 from xdsl.ir import Dialect
 
-from tidu_mlir.dialects.prim.base import (
-    AddOp,
-    ArrayPropsUnaryOp,
-    ElementwiseBinaryOp,
-    ElementwiseUnaryOp,
-    NotLinear,
-    PrimOp,
-    ReduceOp,
-    TypeChangingUnaryOp,
-    UnaryLinear,
+from tidu_mlir.dialects.prim import (
+    base,
+    contraction,
+    core,
+    elementwise,
+    shapes,
+    structural,
+    syntax,
+    types,
 )
-from tidu_mlir.dialects.prim.contraction import DOT_PROPS, DotGeneralOp, einsum_spec
-from tidu_mlir.dialects.prim.core import (
-    BroadcastInDimOp,
-    ComplexOp,
-    ConjOp,
-    ConstantOp,
-    ConvertOp,
-    ImagOp,
-    MulOp,
-    NegOp,
-    RealOp,
-    ReduceSumOp,
-    ReshapeOp,
-    SelectOp,
-    SubOp,
-    TransposeOp,
-    conj_if_complex,
-    dense_to_array,
-    full_like,
-    is_zero_constant,
-    sum_to_shape,
-    zeros_like,
-)
-from tidu_mlir.dialects.prim.elementwise import (
-    COMPARE_DIRECTIONS,
-    AbsOp,
-    CompareOp,
-    CosOp,
-    DivOp,
-    ExpOp,
-    LogOp,
-    MaximumOp,
-    MinimumOp,
-    PowOp,
-    SinOp,
-    SqrtOp,
-    TanhOp,
-)
-from tidu_mlir.dialects.prim.shapes import (
-    broadcast_in_dim_check,
-    concatenate_shape,
-    dot_general_shape,
-    pad_shape,
-    reduce_shape,
-    slice_shape,
-    transpose_shape,
-)
-from tidu_mlir.dialects.prim.structural import ConcatenateOp, PadOp, ReduceMaxOp, SliceOp
-from tidu_mlir.dialects.prim.syntax import RoleSpec, array_values, i64_array
-from tidu_mlir.dialects.prim.types import (
-    COMPLEX_TYPES,
-    FLOAT_TYPES,
-    VALUE_TYPES,
-    Shape,
-    Value,
-    check_same_element_type,
-    check_same_type,
-    check_shape,
-    check_tensor,
-    complex_type,
-    element_type_of,
-    element_type_of_dtype,
-    is_complex,
-    real_element_type,
-    real_type,
-    shape_of,
-    tensor_dtype,
-    tensor_type_of,
-    with_element_type,
-)
+from tidu_mlir.dialects.prim.base import *  # noqa: F403
+from tidu_mlir.dialects.prim.contraction import *  # noqa: F403
+from tidu_mlir.dialects.prim.core import *  # noqa: F403
+from tidu_mlir.dialects.prim.elementwise import *  # noqa: F403
+from tidu_mlir.dialects.prim.shapes import *  # noqa: F403
+from tidu_mlir.dialects.prim.structural import *  # noqa: F403
+from tidu_mlir.dialects.prim.syntax import *  # noqa: F403
+from tidu_mlir.dialects.prim.types import *  # noqa: F403
 
-PRIM_OPS: tuple[type[PrimOp], ...] = (
-    AddOp,
-    SubOp,
-    MulOp,
-    DivOp,
-    MaximumOp,
-    MinimumOp,
-    NegOp,
-    ExpOp,
-    LogOp,
-    SinOp,
-    CosOp,
-    TanhOp,
-    SqrtOp,
-    ConjOp,
-    PowOp,
-    AbsOp,
-    RealOp,
-    ImagOp,
-    ComplexOp,
-    SelectOp,
-    CompareOp,
-    ConvertOp,
-    ConstantOp,
-    BroadcastInDimOp,
-    ReduceSumOp,
-    ReduceMaxOp,
-    ReshapeOp,
-    TransposeOp,
-    DotGeneralOp,
-    SliceOp,
-    PadOp,
-    ConcatenateOp,
+PRIM_OPS: tuple[type[base.PrimOp], ...] = (
+    *base.OPS,
+    *core.OPS,
+    *elementwise.OPS,
+    *structural.OPS,
+    *contraction.OPS,
 )
+"""Every op of the dialect, layer by layer."""
 
 PRIM = Dialect("prim", list(PRIM_OPS), [])
 
-__all__ = [
-    "COMPARE_DIRECTIONS",
-    "COMPLEX_TYPES",
-    "DOT_PROPS",
-    "FLOAT_TYPES",
-    "PRIM",
-    "PRIM_OPS",
-    "VALUE_TYPES",
-    "AbsOp",
-    "AddOp",
-    "ArrayPropsUnaryOp",
-    "BroadcastInDimOp",
-    "CompareOp",
-    "ComplexOp",
-    "ConcatenateOp",
-    "ConjOp",
-    "ConstantOp",
-    "ConvertOp",
-    "CosOp",
-    "DivOp",
-    "DotGeneralOp",
-    "ElementwiseBinaryOp",
-    "ElementwiseUnaryOp",
-    "ExpOp",
-    "ImagOp",
-    "LogOp",
-    "MaximumOp",
-    "MinimumOp",
-    "MulOp",
-    "NegOp",
-    "NotLinear",
-    "PadOp",
-    "PowOp",
-    "PrimOp",
-    "RealOp",
-    "ReduceMaxOp",
-    "ReduceOp",
-    "ReduceSumOp",
-    "ReshapeOp",
-    "RoleSpec",
-    "SelectOp",
-    "Shape",
-    "SinOp",
-    "SliceOp",
-    "SqrtOp",
-    "SubOp",
-    "TanhOp",
-    "TransposeOp",
-    "TypeChangingUnaryOp",
-    "UnaryLinear",
-    "Value",
-    "array_values",
-    "broadcast_in_dim_check",
-    "check_same_element_type",
-    "check_same_type",
-    "check_shape",
-    "check_tensor",
-    "complex_type",
-    "concatenate_shape",
-    "conj_if_complex",
-    "dense_to_array",
-    "dot_general_shape",
-    "einsum_spec",
-    "element_type_of",
-    "element_type_of_dtype",
-    "full_like",
-    "i64_array",
-    "is_complex",
-    "is_zero_constant",
-    "pad_shape",
-    "real_element_type",
-    "real_type",
-    "reduce_shape",
-    "shape_of",
-    "slice_shape",
-    "sum_to_shape",
-    "tensor_dtype",
-    "tensor_type_of",
-    "transpose_shape",
-    "with_element_type",
-    "zeros_like",
-]
+__all__ = ["PRIM", "PRIM_OPS"]
+__all__ += types.__all__
+__all__ += shapes.__all__
+__all__ += syntax.__all__
+__all__ += base.__all__
+__all__ += core.__all__
+__all__ += elementwise.__all__
+__all__ += structural.__all__
+__all__ += contraction.__all__

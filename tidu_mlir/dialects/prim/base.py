@@ -77,6 +77,7 @@ from tidu_mlir.interfaces import (
     ADRuleError,
     Differentiable,
     Evaluable,
+    RecomputeCost,
     RuleContext,
     active_mask_of,
 )
@@ -113,9 +114,11 @@ def quiet(fn: Callable[..., Any]) -> Callable[..., np.ndarray]:
 
 
 class PrimOp(IRDLOperation, Differentiable, Evaluable):
-    """Base of every prim op: Pure, role-checked, differentiable, evaluable."""
+    """Base of every prim op: Pure, role-checked, differentiable, evaluable, and
+    cheap to recompute (work proportional to its result) unless it overrides
+    `traits` (contractions and reductions)."""
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RecomputeCost(cheap=True))
 
     def verify_(self) -> None:
         cg.verify_role(self)
@@ -323,8 +326,10 @@ class ArrayPropsUnaryOp(PrimOp, abc.ABC):
 
 
 class ReduceOp(ArrayPropsUnaryOp, abc.ABC):
-    """Reduction over sorted unique `axes`, which are removed from the shape."""
+    """Reduction over sorted unique `axes`, which are removed from the shape
+    (worth saving rather than recomputing: its work exceeds its result)."""
 
+    traits = traits_def(Pure(), RecomputeCost(cheap=False))
     axes = prop_def(DenseArrayBase.constr(i64))
     ARRAY_PROPS: ClassVar[tuple[str, ...]] = ("axes",)
     KIND: ClassVar[str] = "float or complex"
@@ -367,3 +372,19 @@ class AddOp(ElementwiseBinaryOp):
 
     def is_linear_in(self, active_mask: Sequence[bool]) -> bool:
         return all(active_mask)
+
+
+OPS: tuple[type[PrimOp], ...] = (AddOp,)
+"""The op classes of this layer, in the dialect's order."""
+
+__all__ = [
+    "AddOp",
+    "ArrayPropsUnaryOp",
+    "ElementwiseBinaryOp",
+    "ElementwiseUnaryOp",
+    "NotLinear",
+    "PrimOp",
+    "ReduceOp",
+    "TypeChangingUnaryOp",
+    "UnaryLinear",
+]

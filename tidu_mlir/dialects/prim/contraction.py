@@ -13,9 +13,10 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import DenseArrayBase, TensorType, i64
 from xdsl.ir import SSAValue
-from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
+from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, traits_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
+from xdsl.traits import Pure
 
 from tidu_mlir.dialects.prim.base import AddOp, PrimOp, Values, emit_value
 from tidu_mlir.dialects.prim.core import TransposeOp, conj_if_complex, inverse_permutation
@@ -41,7 +42,7 @@ from tidu_mlir.dialects.prim.types import (
     shape_of,
     tensor_type_of,
 )
-from tidu_mlir.interfaces import RuleContext, active_mask_of
+from tidu_mlir.interfaces import RecomputeCost, RuleContext, active_mask_of
 
 DOT_PROPS: tuple[str, ...] = ("lhs_batch", "rhs_batch", "lhs_contract", "rhs_contract")
 
@@ -75,6 +76,7 @@ class DotGeneralOp(PrimOp):
 
     name = "prim.dot_general"
 
+    traits = traits_def(Pure(), RecomputeCost(cheap=False))
     lhs = operand_def()
     rhs = operand_def()
     result = result_def()
@@ -253,3 +255,13 @@ def _dot_cotangent(
     if permutation == list(range(len(permutation))):
         return product
     return emit_value(ctx, TransposeOp(product, permutation))
+
+
+OPS: tuple[type[PrimOp], ...] = (DotGeneralOp,)
+"""The op classes of this layer, in the dialect's order."""
+
+__all__ = [
+    "DOT_PROPS",
+    "DotGeneralOp",
+    "einsum_spec",
+]

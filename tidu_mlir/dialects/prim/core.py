@@ -689,3 +689,45 @@ class TransposeOp(UnaryLinear, ArrayPropsUnaryOp):
     def emit_adjoint(self, ctx: RuleContext, cotangent: SSAValue) -> SSAValue:
         inverse = inverse_permutation(self.prop_values("permutation"))
         return emit_value(ctx, TransposeOp(cotangent, inverse))
+
+
+OPS: tuple[type[PrimOp], ...] = (
+    SubOp,
+    MulOp,
+    NegOp,
+    ConjOp,
+    RealOp,
+    ImagOp,
+    ComplexOp,
+    ConvertOp,
+    SelectOp,
+    ConstantOp,
+    BroadcastInDimOp,
+    ReduceSumOp,
+    ReshapeOp,
+    TransposeOp,
+)
+"""The op classes of this layer, in the dialect's order."""
+
+__all__ = [
+    "BroadcastInDimOp",
+    "ComplexOp",
+    "ConjOp",
+    "ConstantOp",
+    "ConvertOp",
+    "ImagOp",
+    "MulOp",
+    "NegOp",
+    "RealOp",
+    "ReduceSumOp",
+    "ReshapeOp",
+    "SelectOp",
+    "SubOp",
+    "TransposeOp",
+    "conj_if_complex",
+    "dense_to_array",
+    "full_like",
+    "is_zero_constant",
+    "sum_to_shape",
+    "zeros_like",
+]

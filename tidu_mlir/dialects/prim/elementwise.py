@@ -1,5 +1,5 @@
-"""The non-linear elementwise `prim` ops: div, maximum, minimum, exp, log,
-sin, cos, tanh, sqrt, pow, abs and compare.
+"""The non-linear elementwise `prim` ops: div, maximum, minimum, atan2, exp,
+log, sin, cos, tanh, sqrt, pow, abs and compare.
 
 Their JVPs scale the tangent by a fixed factor computed on the primal side
 (`dy = f'(x)·dx` for the holomorphic ones), built from core ops and the ops
@@ -72,6 +72,30 @@ from tidu_mlir.interfaces import RuleContext
 # --------------------------------------------------------------------------
 # Binary arithmetic
 # --------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class Atan2Op(NotLinear, ElementwiseBinaryOp):
+    """Elementwise angle of the point (x, y) of real tensors: `prim.atan2 %y, %x : T`
+    (numpy's `arctan2(y, x)`). d atan2(y, x) = (x·dy - y·dx) / (x² + y²)."""
+
+    name = "prim.atan2"
+    KIND: ClassVar[str] = "real"
+
+    reference = staticmethod(quiet(np.arctan2))
+
+    def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
+        y, x = self.operands
+        dy, dx = tangents
+        by_x = emit_value(ctx, MulOp(x, dy)) if dy is not None else None
+        by_y = emit_value(ctx, MulOp(y, dx)) if dx is not None else None
+        if by_x is None:
+            assert by_y is not None
+            numerator = emit_value(ctx, NegOp(by_y))
+        else:
+            numerator = by_x if by_y is None else emit_value(ctx, SubOp(by_x, by_y))
+        squares = AddOp(emit_value(ctx, MulOp(x, x)), emit_value(ctx, MulOp(y, y)))
+        return [emit_value(ctx, DivOp(numerator, emit_value(ctx, squares)))]
 
 
 @irdl_op_definition
@@ -416,3 +440,38 @@ class CompareOp(NotLinear, PrimOp):
             properties={"direction": StringAttr(direction)},
             attributes=attributes,
         )
+
+
+OPS: tuple[type[PrimOp], ...] = (
+    Atan2Op,
+    DivOp,
+    MaximumOp,
+    MinimumOp,
+    ExpOp,
+    LogOp,
+    SinOp,
+    CosOp,
+    TanhOp,
+    SqrtOp,
+    PowOp,
+    AbsOp,
+    CompareOp,
+)
+"""The op classes of this layer, in the dialect's order."""
+
+__all__ = [
+    "AbsOp",
+    "Atan2Op",
+    "COMPARE_DIRECTIONS",
+    "CompareOp",
+    "CosOp",
+    "DivOp",
+    "ExpOp",
+    "LogOp",
+    "MaximumOp",
+    "MinimumOp",
+    "PowOp",
+    "SinOp",
+    "SqrtOp",
+    "TanhOp",
+]

@@ -147,3 +147,14 @@ def concatenate_shape(shapes: Sequence[Shape], dimension: int) -> Shape:
                 )
     total = sum(shape[dimension] for shape in shapes)
     return first[:dimension] + (total,) + first[dimension + 1 :]
+
+
+__all__ = [
+    "broadcast_in_dim_check",
+    "concatenate_shape",
+    "dot_general_shape",
+    "pad_shape",
+    "reduce_shape",
+    "slice_shape",
+    "transpose_shape",
+]

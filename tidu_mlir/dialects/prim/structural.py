@@ -380,3 +380,19 @@ class ReduceMaxOp(NotLinear, ReduceOp):
             ctx, DivOp(indicator, emit_value(ctx, BroadcastInDimOp(count, kept, x_type)))
         )
         return [emit_value(ctx, ReduceSumOp(scale(ctx, weights, tangents[0]), axes))]
+
+
+OPS: tuple[type[PrimOp], ...] = (
+    SliceOp,
+    PadOp,
+    ConcatenateOp,
+    ReduceMaxOp,
+)
+"""The op classes of this layer, in the dialect's order."""
+
+__all__ = [
+    "ConcatenateOp",
+    "PadOp",
+    "ReduceMaxOp",
+    "SliceOp",
+]

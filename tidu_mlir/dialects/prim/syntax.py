@@ -126,3 +126,10 @@ def resolve(
 ) -> list[SSAValue]:
     """The parsed operands, resolved against their parsed types."""
     return list(parser.resolve_operands(operands, types, parser.pos))
+
+
+__all__ = [
+    "RoleSpec",
+    "array_values",
+    "i64_array",
+]

@@ -172,3 +172,26 @@ def check_length(what: str, values: Sequence[int], rank: int) -> None:
     """`values` has one entry per axis."""
     if len(values) != rank:
         raise VerifyException(f"{what} has {len(values)} entries, expected {rank} (the rank)")
+
+
+__all__ = [
+    "COMPLEX_TYPES",
+    "FLOAT_TYPES",
+    "Shape",
+    "VALUE_TYPES",
+    "Value",
+    "check_same_element_type",
+    "check_same_type",
+    "check_shape",
+    "check_tensor",
+    "complex_type",
+    "element_type_of",
+    "element_type_of_dtype",
+    "is_complex",
+    "real_element_type",
+    "real_type",
+    "shape_of",
+    "tensor_dtype",
+    "tensor_type_of",
+    "with_element_type",
+]
