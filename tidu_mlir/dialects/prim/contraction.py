@@ -18,8 +18,13 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import Pure
 
-from tidu_mlir.dialects.prim.base import AddOp, PrimOp, Values, emit_value
-from tidu_mlir.dialects.prim.core import TransposeOp, conj_if_complex, inverse_permutation
+from tidu_mlir.dialects.prim.base import PrimOp, Values, emit_value
+from tidu_mlir.dialects.prim.core import (
+    TransposeOp,
+    conj_if_complex,
+    inverse_permutation,
+    product_jvp,
+)
 from tidu_mlir.dialects.prim.shapes import dot_general_shape, kept_axes
 from tidu_mlir.dialects.prim.syntax import (
     RoleSpec,
@@ -137,16 +142,7 @@ class DotGeneralOp(PrimOp):
         return dict(zip(DOT_PROPS, self.dims(), strict=True))
 
     def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
-        lhs, rhs = self.operands
-        dlhs, drhs = tangents
-        terms: list[SSAValue] = []
-        if drhs is not None:
-            terms.append(emit_value(ctx, self._like(lhs, drhs)))
-        if dlhs is not None:
-            terms.append(emit_value(ctx, self._like(dlhs, rhs)))
-        if len(terms) == 1:
-            return terms
-        return [emit_value(ctx, AddOp(terms[0], terms[1]))]
+        return [product_jvp(ctx, self, tangents, self._like)]
 
     def transpose_rule(self, ctx: RuleContext, cotangents: Values) -> Values:
         (ct,) = cotangents

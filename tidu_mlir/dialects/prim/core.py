@@ -24,7 +24,7 @@ AD conventions of every prim rule (docs/complex.md):
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, cast
 
 import numpy as np
@@ -199,6 +199,27 @@ class SubOp(ElementwiseBinaryOp):
         return all(active_mask)
 
 
+def product_jvp(
+    ctx: RuleContext,
+    op: Operation,
+    tangents: Values,
+    product: Callable[[SSAValue, SSAValue], Operation],
+) -> SSAValue:
+    """The JVP of a product bilinear in `op`'s two operands: `a·db + da·b`,
+    emitted in that order (the fixed operand first), one term when a tangent
+    is a symbolic zero."""
+    lhs, rhs = op.operands
+    dlhs, drhs = tangents
+    terms: list[SSAValue] = []
+    if drhs is not None:
+        terms.append(emit_value(ctx, product(lhs, drhs)))
+    if dlhs is not None:
+        terms.append(emit_value(ctx, product(dlhs, rhs)))
+    if len(terms) == 1:
+        return terms[0]
+    return emit_value(ctx, AddOp(terms[0], terms[1]))
+
+
 @irdl_op_definition
 class MulOp(ElementwiseBinaryOp):
     """Elementwise a·b. d(a·b) = a·db + da·b, emitted in that order; linear in
@@ -209,16 +230,7 @@ class MulOp(ElementwiseBinaryOp):
     reference = staticmethod(quiet(np.multiply))
 
     def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
-        lhs, rhs = self.operands
-        dlhs, drhs = tangents
-        terms: list[SSAValue] = []
-        if drhs is not None:
-            terms.append(emit_value(ctx, MulOp(lhs, drhs)))
-        if dlhs is not None:
-            terms.append(emit_value(ctx, MulOp(dlhs, rhs)))
-        if len(terms) == 1:
-            return terms
-        return [emit_value(ctx, AddOp(terms[0], terms[1]))]
+        return [product_jvp(ctx, self, tangents, MulOp)]
 
     def transpose_rule(self, ctx: RuleContext, cotangents: Values) -> Values:
         (ct,) = cotangents
