@@ -1,5 +1,10 @@
 """Every `prim` op is reachable from the Python front end: a `tnp` (or `td.lax`)
-call that records it. A new op without an entry in `SAMPLES` fails the guard."""
+call that records it. A new op without an entry in `SAMPLES` fails the guard.
+
+With tests/dialects/test_prim_package.py (verifier, rules, reference, traits)
+and tests/lowering/test_prim_ops.py (lowering), this is the guard that every
+op has all of its pieces; `test_every_op_has_its_outside_pieces` checks the
+two that live outside the op class in one walk."""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ import pytest
 import tidu_mlir as td
 import tidu_mlir.numpy as tnp
 from tidu_mlir.dialects import prim
+from tidu_mlir.lowering.prim_to_loops import LOWERED_OPS
 from tidu_mlir.tracing import ArraySpec, trace_function
 
 REAL = ArraySpec((2, 3), np.dtype(np.float64))
@@ -56,6 +62,12 @@ SAMPLES: dict[type[prim.PrimOp], tuple[Callable[..., Any], tuple[ArraySpec, ...]
 
 def test_every_prim_op_has_a_front_end_sample():
     assert set(SAMPLES) == set(prim.PRIM_OPS)
+
+
+def test_every_op_has_its_outside_pieces():
+    for op_class in prim.PRIM_OPS:
+        assert op_class in LOWERED_OPS, f"{op_class.name} has no lowering"
+        assert op_class in SAMPLES, f"{op_class.name} has no tnp/td.lax function"
 
 
 @pytest.mark.parametrize("op_class", prim.PRIM_OPS, ids=lambda k: k.name)
