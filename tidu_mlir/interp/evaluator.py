@@ -42,7 +42,8 @@ def evaluate_op(op: Operation, env: Env) -> None:
         if operand not in env:
             raise EvaluationError(f"no value for operand #{index} of '{op.name}'")
         args.append(env[operand])
-    results = op.evaluate(*args)
+    with np.errstate(all="ignore"):  # inf and nan are results like any other
+        results = op.evaluate(*args)
     if len(results) != len(op.results):
         raise EvaluationError(
             f"'{op.name}' evaluated to {len(results)} results, expected {len(op.results)}"

@@ -55,7 +55,6 @@ from tidu_mlir.dialects.prim.base import (
     Values,
     emit_value,
     for_active,
-    quiet,
 )
 from tidu_mlir.dialects.prim.shapes import broadcast_in_dim_check, kept_axes, transpose_shape
 from tidu_mlir.dialects.prim.syntax import (
@@ -178,7 +177,7 @@ class SubOp(ElementwiseBinaryOp):
 
     name = "prim.sub"
 
-    reference = staticmethod(quiet(np.subtract))
+    reference = staticmethod(np.subtract)
 
     def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
         left, right = tangents
@@ -227,7 +226,7 @@ class MulOp(ElementwiseBinaryOp):
 
     name = "prim.mul"
 
-    reference = staticmethod(quiet(np.multiply))
+    reference = staticmethod(np.multiply)
 
     def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
         return [product_jvp(ctx, self, tangents, MulOp)]
@@ -250,7 +249,7 @@ class NegOp(UnaryLinear, ElementwiseUnaryOp):
 
     name = "prim.neg"
 
-    reference = staticmethod(quiet(np.negative))
+    reference = staticmethod(np.negative)
 
     def apply_to(self, tangent: SSAValue) -> Operation:
         return NegOp(tangent)
@@ -266,7 +265,7 @@ class ConjOp(UnaryLinear, ElementwiseUnaryOp):
 
     name = "prim.conj"
 
-    reference = staticmethod(quiet(np.conj))
+    reference = staticmethod(np.conj)
 
     def apply_to(self, tangent: SSAValue) -> Operation:
         return ConjOp(tangent)
@@ -297,7 +296,7 @@ class RealOp(ComplexPartOp):
 
     name = "prim.real"
 
-    reference = staticmethod(quiet(np.real))
+    reference = staticmethod(np.real)
 
     def apply_to(self, tangent: SSAValue) -> Operation:
         return RealOp(tangent)
@@ -312,7 +311,7 @@ class ImagOp(ComplexPartOp):
 
     name = "prim.imag"
 
-    reference = staticmethod(quiet(np.imag))
+    reference = staticmethod(np.imag)
 
     def apply_to(self, tangent: SSAValue) -> Operation:
         return ImagOp(tangent)
@@ -448,7 +447,7 @@ class SelectOp(PrimOp):
         check_same_type("result", self.result.type, self.on_true.type)
         check_shape("pred", shape_of(self.pred), shape_of(self.on_true))
 
-    reference = staticmethod(quiet(np.where))
+    reference = staticmethod(np.where)
 
     def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
         pred, on_true, _ = self.operands

@@ -33,7 +33,6 @@ from tidu_mlir.dialects.prim.base import (
     TypeChangingUnaryOp,
     Values,
     emit_value,
-    quiet,
 )
 from tidu_mlir.dialects.prim.core import (
     ConjOp,
@@ -82,7 +81,7 @@ class Atan2Op(NotLinear, ElementwiseBinaryOp):
     name = "prim.atan2"
     KIND: ClassVar[str] = "real"
 
-    reference = staticmethod(quiet(np.arctan2))
+    reference = staticmethod(np.arctan2)
 
     def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
         y, x = self.operands
@@ -105,7 +104,7 @@ class DivOp(ElementwiseBinaryOp):
 
     name = "prim.div"
 
-    reference = staticmethod(quiet(np.divide))
+    reference = staticmethod(np.divide)
 
     def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
         _, rhs = self.operands
@@ -138,7 +137,7 @@ class MaximumOp(NotLinear, ElementwiseBinaryOp):
     name = "prim.maximum"
     KIND: ClassVar[str] = "real"
 
-    reference = staticmethod(quiet(np.maximum))
+    reference = staticmethod(np.maximum)
 
     def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
         lhs, rhs = self.operands
@@ -154,7 +153,7 @@ class MinimumOp(NotLinear, ElementwiseBinaryOp):
     name = "prim.minimum"
     KIND: ClassVar[str] = "real"
 
-    reference = staticmethod(quiet(np.minimum))
+    reference = staticmethod(np.minimum)
 
     def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
         lhs, rhs = self.operands
@@ -173,7 +172,7 @@ class ExpOp(NotLinear, ElementwiseUnaryOp):
 
     name = "prim.exp"
 
-    reference = staticmethod(quiet(np.exp))
+    reference = staticmethod(np.exp)
 
     def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
         return [scale(ctx, self.results[0], tangents[0])]
@@ -185,7 +184,7 @@ class LogOp(NotLinear, ElementwiseUnaryOp):
 
     name = "prim.log"
 
-    reference = staticmethod(quiet(np.log))
+    reference = staticmethod(np.log)
 
     def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
         (tangent,) = tangents
@@ -199,7 +198,7 @@ class SinOp(NotLinear, ElementwiseUnaryOp):
 
     name = "prim.sin"
 
-    reference = staticmethod(quiet(np.sin))
+    reference = staticmethod(np.sin)
 
     def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
         return [scale(ctx, emit_value(ctx, CosOp(self.operands[0])), tangents[0])]
@@ -211,7 +210,7 @@ class CosOp(NotLinear, ElementwiseUnaryOp):
 
     name = "prim.cos"
 
-    reference = staticmethod(quiet(np.cos))
+    reference = staticmethod(np.cos)
 
     def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
         sine = emit_value(ctx, SinOp(self.operands[0]))
@@ -224,7 +223,7 @@ class TanhOp(NotLinear, ElementwiseUnaryOp):
 
     name = "prim.tanh"
 
-    reference = staticmethod(quiet(np.tanh))
+    reference = staticmethod(np.tanh)
 
     def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
         y = self.results[0]
@@ -239,7 +238,7 @@ class SqrtOp(NotLinear, ElementwiseUnaryOp):
 
     name = "prim.sqrt"
 
-    reference = staticmethod(quiet(np.sqrt))
+    reference = staticmethod(np.sqrt)
 
     def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
         (tangent,) = tangents
@@ -282,7 +281,6 @@ class PowOp(NotLinear, PrimOp):
             raise VerifyException(f"exponent must be finite, got {self.exponent_value}")
 
     @staticmethod
-    @quiet
     def reference(x: np.ndarray, *, exponent: float) -> np.ndarray:
         """x ** exponent, the exponent cast to x's dtype (f32 stays f32)."""
         x = np.asarray(x)
@@ -342,7 +340,7 @@ class AbsOp(NotLinear, TypeChangingUnaryOp):
         check_tensor("operand", self.operand.type)
         check_same_type("result", self.result.type, real_type(cast(TensorType, self.operand.type)))
 
-    reference = staticmethod(quiet(np.abs))
+    reference = staticmethod(np.abs)
 
     def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
         x, y = self.operands[0], self.results[0]
@@ -415,7 +413,6 @@ class CompareOp(NotLinear, PrimOp):
         )
 
     @staticmethod
-    @quiet
     def reference(lhs: np.ndarray, rhs: np.ndarray, *, direction: str) -> np.ndarray:
         return _COMPARISONS[direction](lhs, rhs)
 
