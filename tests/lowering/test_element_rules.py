@@ -135,3 +135,17 @@ def test_compare_select(direction: str, dtype: type) -> None:
 def test_convert(source: type, target: type) -> None:
     element = prim.element_type_of_dtype(target)
     check(build([tensor((4,), source)], lambda x: prim.ConvertOp(x, element)))
+
+
+@pytest.mark.parametrize("target", ALL)
+def test_convert_from_a_comparison(target: type) -> None:
+    """A boolean converts to 0 or 1 (a regression: it was lowered as an fpext of i1)."""
+    element = prim.element_type_of_dtype(target)
+    t = tensor((6,))
+
+    def body(x, y):
+        return [prim.ConvertOp(prim.CompareOp("lt", x, y), element)]
+
+    x = np.array([1.0, 2.0, 3.0, np.nan, 5.0, -6.0])
+    y = np.array([1.0, 3.0, 2.0, 4.0, np.nan, 6.0])
+    check(build([t, t], body), [x, y])

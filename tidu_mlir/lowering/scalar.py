@@ -133,9 +133,12 @@ class ScalarBuilder:
         return self.emit(arith.CmpfOp(a, b, _CMP_PREDICATES[direction]))
 
     def cast(self, a: SSAValue, target: Attribute) -> SSAValue:
-        """Between f32 and f64 (identity when equal)."""
+        """Between f32 and f64 (identity when equal), or from i1 (a boolean is
+        0.0 or 1.0)."""
         if a.type == target:
             return a
+        if a.type == i1:  # xDSL's llvm dialect has no uitofp
+            return self.select(a, self.const(1.0, target), self.const(0.0, target))
         width = {32: arith.TruncFOp, 64: arith.ExtFOp}
         bits = 64 if "64" in str(target) else 32
         return self.emit(width[bits](a, target))

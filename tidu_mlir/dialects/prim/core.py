@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     TensorType,
+    i1,
     i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -70,6 +71,7 @@ from tidu_mlir.dialects.prim.types import (
     check_shape,
     check_tensor,
     complex_type,
+    element_type_of,
     element_type_of_dtype,
     is_complex,
     real_type,
@@ -377,7 +379,8 @@ class ComplexOp(PrimOp):
 @irdl_op_definition
 class ConvertOp(UnaryLinear, TypeChangingUnaryOp):
     """Element type conversion among the four value types (complex -> real keeps
-    the real part). d convert(x) = convert(dx). Transpose: convert back;
+    the real part), or from i1 (a comparison result: false -> 0, true -> 1; never
+    active, since booleans have no tangent). d convert(x) = convert(dx). Transpose: convert back;
     real -> complex transposes to the real part, complex -> real (the real
     part) to complex(ct, 0)."""
 
@@ -389,7 +392,8 @@ class ConvertOp(UnaryLinear, TypeChangingUnaryOp):
         )
 
     def verify_types(self) -> None:
-        check_tensor("operand", self.operand.type)
+        is_bool = element_type_of(self.operand.type) == i1
+        check_tensor("operand", self.operand.type, "i1" if is_bool else "float or complex")
         check_tensor("result", self.result.type)
         check_shape("result", shape_of(self.result), shape_of(self.operand))
 
