@@ -74,6 +74,7 @@ CASES: list[Case] = [
     Case("maximum_relu", lambda x, xp=tnp: xp.maximum(x - 1.0, 0.0), _args(_r(8))),
     Case("minimum", lambda x, y, xp=tnp: xp.minimum(x, y), _args(_r(5), _r(5))),
     Case("arctan2", lambda y, x, xp=tnp: xp.arctan2(y, 1.0 - x), _args(_r(6), _r(6))),
+    Case("bool_mask", lambda x, xp=tnp: (x > 1.0) * x * x, _args(_r(7))),
     Case("where", lambda x, xp=tnp: xp.where(x > 1.0, x * x, -x), _args(_r(6))),
     Case("matmul", lambda a, b, xp=tnp: a @ b, _args(_r(3, 4), _r(4, 2))),
     Case("matvec", lambda a, v, xp=tnp: a @ v, _args(_r(3, 4), _r(4))),
