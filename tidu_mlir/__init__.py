@@ -8,6 +8,7 @@ functions numpy has no name for.
 
 from tidu_mlir import lax
 from tidu_mlir.api import (
+    checkpoint,
     grad,
     hessian,
     hvp,
@@ -19,11 +20,13 @@ from tidu_mlir.api import (
     linear_transpose,
     linearize,
     lower,
+    saved_residuals,
     value_and_grad,
     vjp,
 )
 
 __all__ = [
+    "checkpoint",
     "grad",
     "hessian",
     "hvp",
@@ -36,6 +39,7 @@ __all__ = [
     "linear_transpose",
     "linearize",
     "lower",
+    "saved_residuals",
     "value_and_grad",
     "vjp",
 ]

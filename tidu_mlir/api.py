@@ -2,7 +2,9 @@
 
 Every transform is built the same way: trace the function into a `cg.graph`
 (`tidu_mlir.tracing`), run the AD passes' functions on it (`linearize`,
-`linear_transpose`), `materialize` the fragment wanted into a `func.func`,
+`linear_transpose`), `materialize` the fragment wanted into a `func.func`
+(`linearize` and `vjp` `unzip` first and materialize two: the forward
+function, run once, and the linear one on its residuals, see `checkpoint`),
 and then either
 - run it (compiled once per signature, `tidu_mlir.execution`) when called on
   concrete arrays, or
@@ -30,9 +32,10 @@ from xdsl.ir import SSAValue
 from tidu_mlir import ad
 from tidu_mlir import numpy as tnp
 from tidu_mlir.ad.linear_function import linear_fragment_from_graph
+from tidu_mlir.ad.unzip import policy_named
 from tidu_mlir.dialects.cg import ROLE_ATTR_NAME, InputKey, KeyAttr, key_spec
 from tidu_mlir.execution import Executable, executable
-from tidu_mlir.graph import fragment_outputs
+from tidu_mlir.graph import fragment_outputs, fragment_path
 from tidu_mlir.tracing import (
     ArraySpec,
     TracedFunction,
@@ -145,7 +148,7 @@ def _cached(fn: Callable[..., Any], key: tuple[Any, ...], build: Callable[[], St
 
 
 def _trace(fn: Callable[..., Any], specs: Sequence[ArraySpec]) -> TracedFunction:
-    return trace_function(fn, specs)
+    return trace_function(_unwrapped(fn), specs)
 
 
 def _stage_primal(fn: Callable[..., Any], specs: tuple[ArraySpec, ...]) -> Staged:
@@ -166,11 +169,11 @@ class _Derived:
         return self.staged.traced
 
 
-def _stage_jvp(fn: Callable[..., Any], specs: tuple[ArraySpec, ...], argnums: tuple[int, ...],
-               with_primal: bool) -> _Derived:  # fmt: skip
+def _stage_jvp(fn: Callable[..., Any], specs: tuple[ArraySpec, ...]) -> _Derived:
+    """The JVP w.r.t. every argument, fused with the primal outputs."""
     traced = _trace(fn, specs)
-    linear = ad.linearize(traced.graph, wrt=[_arg_key(i) for i in argnums])
-    extra = fragment_outputs(traced.graph) if with_primal else ()
+    linear = ad.linearize(traced.graph, wrt=[_arg_key(i) for i in range(len(specs))])
+    extra = fragment_outputs(traced.graph)
     func = ad.materialize(linear.fragment, name="jvp", extra_outputs=extra)
     return _Derived(Staged(traced, func), linear)
 
@@ -183,6 +186,58 @@ def _stage_vjp(fn: Callable[..., Any], specs: tuple[ArraySpec, ...], argnums: tu
     extra = fragment_outputs(traced.graph) if with_primal else ()
     func = ad.materialize(transposed.fragment, name="vjp", extra_outputs=extra)
     return _Derived(Staged(traced, func), linear, transposed)
+
+
+@dataclass
+class _Split:
+    """An unzipped linearization: `forward` returns the primal outputs, then the
+    residuals; `derived` (the linear map, or its transpose) reads only residuals
+    and tangents (cotangents)."""
+
+    forward: Staged
+    derived: _Derived
+    unzipped: ad.Unzipped
+
+    @property
+    def traced(self) -> TracedFunction:
+        return self.forward.traced
+
+    def run_forward(self, primals: Sequence[Any]) -> tuple[Any, dict[InputKey, Any]]:
+        """The packed primal outputs and the residuals by key. A residual aliasing
+        an argument is copied: the linearization owns its residuals."""
+        results = self.forward.call(_primal_values(primals, self.traced.input_specs))
+        count = self.unzipped.primal_output_count
+        residuals = [_owned(r, primals) for r in results[count:]]
+        keys = self.unzipped.residual_keys
+        return _pack(self.traced, results[:count]), dict(zip(keys, residuals, strict=True))
+
+
+def _owned(value: Any, arguments: Sequence[Any]) -> Any:
+    """`value`, copied when it may share memory with one of `arguments`."""
+    if isinstance(value, Tracer):
+        return value
+    shared = any(isinstance(a, np.ndarray) and np.may_share_memory(value, a) for a in arguments)
+    return np.array(value, copy=True) if shared else value
+
+
+def _stage_split(fn: Callable[..., Any], specs: tuple[ArraySpec, ...], transpose: bool) -> _Split:
+    """Linearize w.r.t. every argument, unzip with `fn`'s policy, and materialize
+    the forward function and the linear map (or its transpose)."""
+    traced = _trace(fn, specs)
+    linear = ad.linearize(traced.graph, wrt=[_arg_key(i) for i in range(len(specs))])
+    unzipped = ad.unzip(linear.fragment, _policy_of(fn))
+    forward = Staged(traced, ad.materialize(unzipped.forward, name="forward"))
+    transposed = ad.linear_transpose(unzipped.linear) if transpose else None
+    fragment = unzipped.linear if transposed is None else transposed.fragment
+    func = ad.materialize(fragment, name="linear" if transposed is None else "transposed")
+    derived = _Derived(Staged(traced, func), linear, transposed)
+    return _Split(forward, derived, unzipped)
+
+
+def _split(fn: Callable[..., Any], specs: tuple[ArraySpec, ...], transpose: bool) -> _Split:
+    """The cached `_stage_split` of `fn` for `specs` and its policy."""
+    key = ("vjp" if transpose else "linearize", specs, _policy_of(fn))
+    return _cached(fn, key, lambda: _stage_split(fn, specs, transpose))
 
 
 def _normalize_argnums(argnums: int | Sequence[int], count: int) -> tuple[int, ...]:
@@ -258,14 +313,14 @@ def jit(fn: Callable[..., Any]) -> Callable[..., Any]:
     return jitted
 
 
-def _run_jvp(derived: _Derived, primal_values: dict[InputKey, Any], tangents: Sequence[Any],
+def _run_jvp(derived: _Derived, inputs: dict[InputKey, Any], tangents: Sequence[Any],
              like: Sequence[Any]) -> tuple[list[Any], list[Any]]:  # fmt: skip
-    """Bind one tangent per primal, run, and split into (primal outputs, tangent
-    outputs with zeros where inactive)."""
+    """Bind one tangent per primal to `inputs` (primal values or residuals), run,
+    and split into (primal outputs, tangent outputs with zeros where inactive)."""
     specs = derived.staged.traced.input_specs
     if len(tangents) != len(specs):
         raise ValueError(f"expected {len(specs)} tangents (one per primal), got {len(tangents)}")
-    values = dict(primal_values)
+    values = dict(inputs)
     for i, ((key, _), tangent, spec) in enumerate(
         zip(derived.linear.tangent_inputs, tangents, specs, strict=True)
     ):
@@ -282,8 +337,7 @@ def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any])
     """`(fn(*primals), J·tangents)`: forward mode, one linearization."""
     primals, tangents = tuple(primals), tuple(tangents)
     specs = _specs(primals)
-    argnums = tuple(range(len(primals)))
-    derived = _cached(fn, ("jvp", specs), lambda: _stage_jvp(fn, specs, argnums, True))
+    derived = _cached(fn, ("jvp", specs), lambda: _stage_jvp(fn, specs))
     values = _primal_values(primals, specs)
     outputs, tangent_outputs = _run_jvp(derived, values, tangents, [*primals, *tangents])
     traced = derived.staged.traced
@@ -291,46 +345,46 @@ def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any])
 
 
 def linearize(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
-    """`(fn(*primals), f_jvp)`: the linear map is derived and compiled once and
-    reused for every tangent given to `f_jvp`."""
+    """`(fn(*primals), f_jvp)`: the forward function (primal outputs and the
+    residuals `fn`'s policy saves, see `checkpoint`) runs once here; `f_jvp`
+    runs only the compiled linear map on the stored residuals."""
     specs = _specs(primals)
-    argnums = tuple(range(len(primals)))
-    derived = _cached(fn, ("linearize", specs), lambda: _stage_jvp(fn, specs, argnums, False))
-    outputs = jit(fn)(*primals)
-    primal_values = _primal_values(primals, specs)
+    split = _split(fn, specs, transpose=False)
+    outputs, residuals = split.run_forward(primals)
 
     def f_jvp(*tangents: Any) -> Any:
-        _, tangent_outputs = _run_jvp(derived, primal_values, tangents, [*primals, *tangents])
-        return _pack(derived.staged.traced, tangent_outputs)
+        _, tangent_outputs = _run_jvp(split.derived, residuals, tangents, [*primals, *tangents])
+        return _pack(split.traced, tangent_outputs)
 
     return outputs, f_jvp
 
 
 def vjp(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
     """`(fn(*primals), vjp_fn)`; `vjp_fn(ct)` returns one cotangent per primal
-    (for complex numbers the adjoint for Re(conj(a)·b), `docs/complex.md`)."""
+    (for complex numbers the adjoint for Re(conj(a)·b), `docs/complex.md`). The
+    forward function runs once here; `vjp_fn` runs only the transposed linear
+    map on the residuals `fn`'s policy saves (see `checkpoint`)."""
     specs = _specs(primals)
-    argnums = tuple(range(len(primals)))
-    derived = _cached(fn, ("vjp", specs), lambda: _stage_vjp(fn, specs, argnums, False))
-    traced = derived.staged.traced
-    outputs = jit(fn)(*primals)
-    primal_values = _primal_values(primals, specs)
-    out_specs = _output_specs(traced)
+    split = _split(fn, specs, transpose=True)
+    outputs, residuals = split.run_forward(primals)
+    out_specs = _output_specs(split.traced)
 
     def vjp_fn(cotangent: Any) -> tuple[Any, ...]:
         cts, _ = tree_flatten(cotangent)
         if len(cts) != len(out_specs):
             raise ValueError(f"vjp_fn takes {len(out_specs)} cotangents, got {len(cts)}")
-        return tuple(_run_transposed(derived, primal_values, cts, out_specs, [*primals, *cts]))
+        like = [*primals, *cts]
+        return tuple(_run_transposed(split.derived, residuals, cts, out_specs, like))
 
     return outputs, vjp_fn
 
 
-def _run_transposed(derived: _Derived, primal_values: dict[InputKey, Any], cts: Sequence[Any],
+def _run_transposed(derived: _Derived, inputs: dict[InputKey, Any], cts: Sequence[Any],
                     out_specs: Sequence[ArraySpec], like: Sequence[Any]) -> list[Any]:  # fmt: skip
-    """Bind the seeds of the active outputs and run the transposed function."""
+    """Bind the seeds of the active outputs to `inputs` (primal values or
+    residuals) and run the transposed function."""
     assert derived.transposed is not None
-    values = dict(primal_values)
+    values = dict(inputs)
     active_cts = [
         c for c, flag in zip(cts, derived.linear.fragment.active_flags, strict=True) if flag
     ]
@@ -352,7 +406,8 @@ def _run_transposed(derived: _Derived, primal_values: dict[InputKey, Any], cts: 
 def _gradient(fn: Callable[..., Any], argnums: int | Sequence[int], args: Sequence[Any],
               with_value: bool) -> tuple[Any, Any]:  # fmt: skip
     """`(value or None, gradient)` of a real scalar function, from one compiled
-    function that computes the value too only when asked."""
+    function that computes the value too only when asked. It is fused (not
+    unzipped like `vjp`): one function, no residuals stored and read back."""
     specs = _specs(args)
     nums = _normalize_argnums(argnums, len(args))
     derived = _cached(
@@ -389,7 +444,10 @@ def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0) -> 
 
 def grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
     """The gradient of a real scalar function (for complex inputs ∂L/∂x + i∂L/∂y,
-    `docs/complex.md`: `grad |z|²` is `2z`). The value itself is not computed."""
+    `docs/complex.md`: `grad |z|²` is `2z`). The value itself is not computed.
+    One fused function (the forward and transposed passes together, no
+    residual round trip), so it is faster than calling `vjp`'s `vjp_fn`; a
+    `checkpoint` policy does not apply to it."""
 
     @functools.wraps(fn)
     def grad_fn(*args: Any) -> Any:
@@ -411,6 +469,13 @@ def _basis(spec: ArraySpec) -> list[np.ndarray]:
     return [row.reshape(spec.shape) for row in eye]
 
 
+def _partial_at(fn: Callable[..., Any], args: Sequence[Any], num: int) -> Checkpointed:
+    """`fn` as a function of argument `num` only, the others fixed to `args`,
+    with `fn`'s policy."""
+    body = _unwrapped(fn)
+    return Checkpointed(lambda x: body(*args[:num], x, *args[num + 1 :]), _policy_of(fn))
+
+
 def jacfwd(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
     """The Jacobian by forward mode, shape `out.shape + in.shape`: one JVP per
     input element through one linearization."""
@@ -419,7 +484,7 @@ def jacfwd(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
     def jacobian(*args: Any) -> Any:
         (num,) = _normalize_argnums(argnums, len(args))
         specs = _specs(args)
-        _, f_jvp = linearize(lambda x: fn(*args[:num], x, *args[num + 1 :]), args[num])
+        _, f_jvp = linearize(_partial_at(fn, args, num), args[num])
         columns = [f_jvp(e) for e in _basis(specs[num])]
         out_shape = tnp.shape(columns[0])
         stacked = _stack(columns, (*specs[num].shape, *out_shape))
@@ -441,7 +506,7 @@ def jacrev(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
     def jacobian(*args: Any) -> Any:
         (num,) = _normalize_argnums(argnums, len(args))
         specs = _specs(args)
-        out, vjp_fn = vjp(lambda x: fn(*args[:num], x, *args[num + 1 :]), args[num])
+        out, vjp_fn = vjp(_partial_at(fn, args, num), args[num])
         out_spec = ArraySpec.of(out, "output")
         rows = [vjp_fn(e)[0] for e in _basis(out_spec)]
         return _stack(rows, (*out_spec.shape, *specs[num].shape))
@@ -487,15 +552,64 @@ def linear_transpose(fn_lin: Callable[..., Any], *primals: Any) -> Callable[...,
     return transpose_fn
 
 
-STAGES = ("trace", "jvp", "vjp", "materialize", "llvm")
+class Checkpointed:
+    """A function carrying the residual policy of the transforms applied to it."""
+
+    __name__: str
+
+    def __init__(self, fn: Callable[..., Any], policy: str):
+        self.fn = fn
+        self.policy = policy
+        functools.update_wrapper(self, fn, updated=())
+
+    def __call__(self, *args: Any) -> Any:
+        if current_trace(*args) is not None:
+            raise NotImplementedError(
+                f"td.checkpoint(policy='{self.policy}') applies to the whole function a "
+                "transform is given; calling a checkpointed function inside a traced "
+                "function (a region-level policy) is not supported"
+            )
+        return self.fn(*args)
+
+
+def checkpoint(fn: Callable[..., Any], policy: str = "save-all") -> Checkpointed:
+    """`fn` with the residual policy `policy` (a name in `ad.POLICIES`) for the
+    transforms that store residuals (`linearize`, `vjp`, `saved_residuals`):
+    `save-all`, `recompute-elementwise` or `save-nothing` (inputs only). Use as
+    `@checkpoint`, `checkpoint(f, policy=...)` or
+    `functools.partial(checkpoint, policy=...)`."""
+    policy_named(policy)
+    return Checkpointed(_unwrapped(fn), policy)
+
+
+def _unwrapped(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The function a `Checkpointed` wraps, or `fn` itself."""
+    return fn.fn if isinstance(fn, Checkpointed) else fn
+
+
+def _policy_of(fn: Callable[..., Any]) -> str:
+    return fn.policy if isinstance(fn, Checkpointed) else "save-all"
+
+
+def saved_residuals(fn: Callable[..., Any], *args: Any) -> list[ad.Residual]:
+    """What `linearize(fn, *args)` stores under `fn`'s policy: one entry per
+    residual (`shape`, `dtype`, `nbytes`, `source`), nothing run or compiled."""
+    specs = _specs(args)
+    split = _split(fn, specs, transpose=False)
+    return split.unzipped.residuals
+
+
+STAGES = ("trace", "jvp", "unzip", "vjp", "materialize", "llvm")
 """The stages `ir` and `lower` show, in pipeline order."""
 
 
 def ir(fn: Callable[..., Any], *example_args: Any, stage: str = "trace") -> str:
     """The module of `fn` at one stage, as text: `trace`, `jvp` (after
-    linearize), `vjp` (after linearize and linear-transpose), `materialize`
-    (the self-contained gradient function), or `llvm` (its LLVM IR). Only the
-    stages up to the one asked for are run."""
+    linearize), `unzip` (a copy of the `jvp` module with the forward and
+    residual graphs `unzip` adds under `fn`'s policy), `vjp` (after linearize
+    and linear-transpose), `materialize` (the self-contained gradient
+    function), or `llvm` (its LLVM IR). Only the stages up to the one asked
+    for are run."""
     if stage not in STAGES:
         raise ValueError(f"unknown stage '{stage}'; stages: {', '.join(STAGES)}")
     for name, text in _stages(fn, example_args):
@@ -516,6 +630,9 @@ def _stages(fn: Callable[..., Any], example_args: Sequence[Any]) -> Iterator[tup
     yield "trace", str(traced.module)
     linear = ad.linearize(traced.graph, wrt=[_arg_key(i) for i in range(len(specs))])
     yield "jvp", str(traced.module)
+    copy = traced.module.clone()
+    ad.unzip((copy, fragment_path(linear.fragment)), _policy_of(fn))
+    yield "unzip", str(copy)
     transposed = ad.linear_transpose(linear)
     yield "vjp", str(traced.module)
     func = ad.materialize(transposed.fragment, name="vjp")
@@ -526,6 +643,7 @@ def _stages(fn: Callable[..., Any], example_args: Sequence[Any]) -> Iterator[tup
 
 
 __all__ = [
-    "grad", "hessian", "hvp", "ir", "jacfwd", "jacrev", "jit", "jvp", "linear_transpose",
-    "linearize", "lower", "value_and_grad", "vjp", "key_spec",
+    "checkpoint", "grad", "hessian", "hvp", "ir", "jacfwd", "jacrev", "jit", "jvp",
+    "linear_transpose", "linearize", "lower", "saved_residuals", "value_and_grad", "vjp",
+    "key_spec",
 ]  # fmt: skip

@@ -18,6 +18,8 @@ The policy decides, op by op, whether a fixed value the linear ops read is
 saved (a residual, its op goes forward) or recomputed (its op is copied into
 the linear fragment as a primary op, reading residuals). L's own primary ops
 (e.g. `cos x` emitted by the JVP of `sin`) are fixed values like any other.
+Values computed from no input (constants, broadcast or not) are recomputed
+under every policy.
 Two walks: L's linear ops back from its outputs, then the recomputed ops back
 from the fixed values they read, stopping at saved values.
 """
@@ -154,7 +156,8 @@ def unzip(target: Target, policy: str = "save-all", name: str | None = None) -> 
         op for op in linear.body.block.ops if op in needed and not isinstance(op, InputOp)
     ]
     fixed = [value for op in linear_ops for value in op.operands if value not in dependent]
-    recomputed = reachable_ops(fixed, stop=lambda v: not _recomputed(v, recompute))
+    constant = _constant_test()
+    recomputed = reachable_ops(fixed, stop=lambda v: not (constant(v) or _recomputed(v, recompute)))
     residuals = _residuals([*recomputed, *linear_ops], dependent)
 
     primal_outputs = fragment_outputs(primal)
@@ -213,6 +216,27 @@ def _names(module: ModuleOp, primal: Fragment, name: str | None, pass_id: int) -
 def _recomputed(value: SSAValue, recompute: Policy) -> bool:
     """Whether the linear side recomputes `value` (inputs are always saved)."""
     return isinstance(value, OpResult) and not isinstance(value.op, InputOp) and recompute(value.op)
+
+
+def _constant_test() -> Callable[[SSAValue], bool]:
+    """Whether a value is computed by pure ops from no input (e.g. a zero
+    constant, broadcast). Every policy recomputes those: saving one costs
+    memory for nothing, and a linear op may need to see that an operand is a
+    zero constant to be linear (`select` of a tangent and zeros)."""
+    known: dict[SSAValue, bool] = {}
+
+    def constant(value: SSAValue) -> bool:
+        if value not in known:
+            op = value.owner
+            known[value] = (
+                isinstance(op, Operation)
+                and not isinstance(op, InputOp)
+                and is_recomputable(op)
+                and all(constant(operand) for operand in op.operands)
+            )
+        return known[value]
+
+    return constant
 
 
 def _residuals(ops: Sequence[Operation], dependent: set[SSAValue]) -> list[SSAValue]:

@@ -1,0 +1,110 @@
+"""Cost of `f_jvp` and `vjp_fn` relative to the primal, now that `td.linearize`
+and `td.vjp` run the forward function once and then only the linear
+(transposed) map on stored residuals; JAX's ratios alongside, in one run.
+
+    python bench/bench_unzip.py [--repeat 20]
+
+Workloads (float64):
+* tanh_chain: f(x, A) = tanh(A @ tanh(A @ ... x)), 10 layers, A 1000x1000,
+              x of 1000 (derivatives w.r.t. both)
+* mlp_loss:   the MLP loss of bench_api.py (256x784 input, 784x256 tanh,
+              256x10), w.r.t. all four arguments
+Columns: best times (ms) of the primal (jit), of one `f_jvp` call and of one
+`vjp_fn` call; their ratios to the primal (ours, then JAX's `jax.linearize` /
+`jax.vjp` results under `jax.jit`); the residual memory `td.saved_residuals`
+reports for the default policy (save-all) and for `save-nothing`, with
+`f_jvp`'s time under `save-nothing`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from bench_api import best_time, jax, jnp, mlp_loss
+
+import tidu_mlir as td
+import tidu_mlir.numpy as tnp
+
+LAYERS = 10
+
+
+def tanh_chain(x, a, xp=tnp):
+    for _ in range(LAYERS):
+        x = xp.tanh(a @ x)
+    return x
+
+
+def residual_mb(fn: Callable[..., Any], args: tuple[np.ndarray, ...]) -> float:
+    return sum(r.nbytes for r in td.saved_residuals(fn, *args)) / 2**20
+
+
+def ratios(fn: Callable[..., Any], args: tuple[np.ndarray, ...], repeat: int) -> tuple[float, ...]:
+    """(primal, f_jvp, vjp_fn) best times of `fn` at `args`."""
+    rng = np.random.default_rng(1)
+    tangents = [rng.standard_normal(a.shape) for a in args]
+    primal = td.jit(fn)
+    out, f_jvp = td.linearize(fn, *args)
+    _, vjp_fn = td.vjp(fn, *args)
+    ct = rng.standard_normal(np.shape(out))
+    return (
+        best_time(lambda: primal(*args), repeat),
+        best_time(lambda: f_jvp(*tangents), repeat),
+        best_time(lambda: vjp_fn(ct), repeat),
+    )
+
+
+def jax_ratios(fn: Callable[..., Any], args: tuple[np.ndarray, ...], repeat: int) -> str:
+    if jax is None:
+        return f"{'-':>8s} {'-':>8s}"
+    jax_fn = lambda *xs: fn(*xs, xp=jnp)  # noqa: E731
+    rng = np.random.default_rng(1)
+    tangents = [rng.standard_normal(a.shape) for a in args]
+    primal = jax.jit(jax_fn)
+    out, f_jvp = jax.linearize(jax_fn, *args)
+    _, vjp_fn = jax.vjp(jax_fn, *args)
+    f_jvp, vjp_fn = jax.jit(f_jvp), jax.jit(vjp_fn)
+    ct = rng.standard_normal(np.shape(out))
+    t_primal = best_time(lambda: primal(*args), repeat)
+    t_jvp = best_time(lambda: f_jvp(*tangents), repeat)
+    t_vjp = best_time(lambda: vjp_fn(ct), repeat)
+    return f"{t_jvp / t_primal:8.2f} {t_vjp / t_primal:8.2f}"
+
+
+def bench(name: str, fn: Callable[..., Any], args: tuple[np.ndarray, ...], repeat: int) -> str:
+    t_primal, t_jvp, t_vjp = ratios(fn, args, repeat)
+    nothing = td.checkpoint(fn, policy="save-nothing")
+    _, t_jvp_nothing, _ = ratios(nothing, args, repeat)
+    return (
+        f"{name:11s} {t_primal * 1e3:9.3f} {t_jvp * 1e3:9.3f} {t_vjp * 1e3:9.3f} "
+        f"{t_jvp / t_primal:8.2f} {t_vjp / t_primal:8.2f} {jax_ratios(fn, args, repeat)} "
+        f"{residual_mb(fn, args):9.2f} {residual_mb(nothing, args):9.2f} "
+        f"{t_jvp_nothing / t_primal:8.2f}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=20)
+    repeat = parser.parse_args().repeat
+    rng = np.random.default_rng(0)
+    print(f"{'workload':11s} {'primal ms':>9s} {'f_jvp ms':>9s} {'vjp_fn ms':>9s} "
+          f"{'jvp/prim':>8s} {'vjp/prim':>8s} {'jax jvp':>8s} {'jax vjp':>8s} "
+          f"{'res MB':>9s} {'res MB 0':>9s} {'jvp/p 0':>8s}")  # fmt: skip
+    a = rng.standard_normal((1000, 1000)) / 1000**0.5
+    x = rng.standard_normal(1000)
+    print(bench("tanh_chain", tanh_chain, (x, a), repeat))
+    mlp_args = (
+        rng.standard_normal((256, 784)) * 0.1,
+        rng.standard_normal((256, 10)),
+        rng.standard_normal((784, 256)) * 0.05,
+        rng.standard_normal((256, 10)) * 0.1,
+    )
+    print(bench("mlp_loss", mlp_loss, mlp_args, repeat))
+    print("res MB 0 / jvp/p 0: residual memory and f_jvp/primal under save-nothing")
+
+
+if __name__ == "__main__":
+    main()
