@@ -212,7 +212,8 @@ def constant(trace: Trace, value: Any, dtype: np.dtype) -> Tracer:
     small = array.size <= SMALL_CONSTANT_SIZE
     if small and (known := trace._small_constants.get(key)) is not None:
         return known
-    op = prim.ConstantOp.from_value(array)
+    tensor_type = TensorType(prim.element_type_of_dtype(array.dtype), array.shape)
+    op = prim.ConstantOp.from_value(array, tensor_type)
     trace.emit(op)
     tracer = Tracer(op.result, trace)
     if small:

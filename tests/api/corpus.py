@@ -35,6 +35,10 @@ def _r(*shape: int, dtype: Any = np.float64) -> Callable[[np.random.Generator], 
     return make
 
 
+_MASK = np.array([True, False, True, True, False, False, True])
+"""A concrete boolean condition (a numpy array, not a comparison of traced values)."""
+
+
 def _args(*factories: Callable[[np.random.Generator], np.ndarray]):
     return lambda rng: tuple(f(rng) for f in factories)
 
@@ -75,6 +79,7 @@ CASES: list[Case] = [
     Case("minimum", lambda x, y, xp=tnp: xp.minimum(x, y), _args(_r(5), _r(5))),
     Case("arctan2", lambda y, x, xp=tnp: xp.arctan2(y, 1.0 - x), _args(_r(6), _r(6))),
     Case("bool_mask", lambda x, xp=tnp: (x > 1.0) * x * x, _args(_r(7))),
+    Case("where_numpy_mask", lambda x, xp=tnp: xp.where(_MASK, x * x, -x), _args(_r(7))),
     Case("where", lambda x, xp=tnp: xp.where(x > 1.0, x * x, -x), _args(_r(6))),
     Case("matmul", lambda a, b, xp=tnp: a @ b, _args(_r(3, 4), _r(4, 2))),
     Case("matvec", lambda a, v, xp=tnp: a @ v, _args(_r(3, 4), _r(4))),

@@ -181,7 +181,7 @@ class FunctionLowering:
         name = f"__tidu_const_{len(list(self.module.ops))}"
         value = DenseIntOrFPElementsAttr.from_list(
             cast(Any, TensorType(view_type.element_type, view_type.get_shape())),
-            [float(x) for x in real.reshape(-1)],
+            [(bool(x) if array.dtype == np.bool_ else float(x)) for x in real.reshape(-1)],
         )
         self.module.body.block.add_op(
             memref.GlobalOp.get(StringAttr(name), view_type, value, constant=UnitAttr())

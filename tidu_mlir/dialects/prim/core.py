@@ -539,7 +539,8 @@ class ConstantOp(NotLinear):
         return dense_to_array(self.value)
 
     def verify_types(self) -> None:
-        check_tensor("result", self.result.type)
+        is_bool = element_type_of(self.result.type) == i1
+        check_tensor("result", self.result.type, "i1" if is_bool else "float or complex")
         check_same_type("value", self.value.type, self.result.type)
 
     @staticmethod
