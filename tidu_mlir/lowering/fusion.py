@@ -8,19 +8,24 @@ path leaves the cluster and re-enters it, e.g. through a reduction or a
 broadcast's operand, which must be materialized before the loop runs).
 
 A cluster holds at most `MAX_CLUSTER_OPS` ops (see there). Convexity is
-tracked with `escapes`: for every op, and for every cluster as a
-whole (a cluster is one node: it runs after everything any member needs), the
-clusters that reach it along a path that leaves them. An op may join cluster K
-only if K is not in its `escapes`, and two clusters merge only if neither
-escapes into the other. Since clusters are convex, the graph of nodes (clusters
-and single ops) is acyclic; `plan` orders it topologically (ties broken by
-program order). Cost is linear in the number of ops times the (small)
-escape-set sizes.
+kept with a *rank* per node (cluster or single op) such that every edge of the
+node graph goes from a lower to a higher rank, which proves the graph acyclic
+(so clusters are convex). A single op ranks just above the nodes it reads (odd
+ranks); a cluster ranks just above the nodes its members read from outside
+(even ranks, so a cluster may share the level of an unrelated op and sit below
+it). An op joins (and merges) the clusters it reads only if the merged
+cluster's rank stays below each one's *ceiling*, the lowest rank of a node
+reading it (recorded when the reader is created; ranks only grow, so a stale
+ceiling is conservative). This is a sufficient check, not the exact one: a
+merge can be refused in rare diamond shapes where some other order would have
+allowed it. `plan` orders the node graph topologically (ties broken by program
+order). Cost is linear in the number of ops (times the few operands of each).
 """
 
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -57,17 +62,19 @@ Node = Cluster | Operation
 
 
 class _Clusters:
-    """Union-find over cluster ids with their ops and escape sets."""
+    """Union-find over cluster ids with their ops, ranks and ceilings."""
 
     def __init__(self) -> None:
         self.parent: list[int] = []
         self.ops: list[list[Operation]] = []
-        self.escapes: list[set[int]] = []
+        self.rank: list[int] = []
+        self.ceiling: list[float] = []  # at most the lowest rank of a node reading it
 
-    def new(self, op: Operation) -> int:
+    def new(self, op: Operation, rank: int) -> int:
         self.parent.append(len(self.parent))
         self.ops.append([op])
-        self.escapes.append(set())
+        self.rank.append(rank)
+        self.ceiling.append(math.inf)
         return len(self.parent) - 1
 
     def find(self, k: int) -> int:
@@ -79,63 +86,77 @@ class _Clusters:
     def merge_into(self, target: int, k: int) -> None:
         self.parent[k] = target
         self.ops[target].extend(self.ops[k])
-        self.escapes[target] |= self.escapes[k]
+        self.ceiling[target] = min(self.ceiling[target], self.ceiling[k])
         self.ops[k] = []
 
-    def closure(self, ids: set[int]) -> set[int]:
-        """`ids` and every cluster that reaches them *now*. A cluster's escapes grow
-        as members join it, after consumers outside took a snapshot of them (the
-        logsumexp Hessian made a cyclic plan from such a stale snapshot)."""
-        seen: set[int] = set()
-        stack = [self.find(k) for k in ids]
-        while stack:
-            k = stack.pop()
-            if k not in seen:
-                seen.add(k)
-                stack.extend(self.find(j) for j in self.escapes[k])
-        return seen
 
-    def compatible(self, a: int, b: int) -> bool:
-        return a not in self.closure(self.escapes[b]) and b not in self.closure(self.escapes[a])
+work = 0
+"""Planning steps taken so far (operands and candidate checks visited); a test
+reads it to check that planning stays linear in the number of ops."""
 
 
 def plan(ops: Sequence[Operation], fusable: Callable[[Operation], bool]) -> list[Node]:
     """Group `ops` (topologically ordered) into clusters and order the nodes."""
+    global work
     clusters = _Clusters()
     cluster_of: dict[Operation, int] = {}
-    escapes: dict[Operation, set[int]] = {}
+    rank_of: dict[Operation, int] = {}  # ops that are nodes of their own
     for op in ops:
-        blocked: set[int] = set()
-        candidates: list[int] = []
+        deps: list[tuple[int | None, int]] = []  # (cluster id or None, rank) of nodes read
         for operand in op.operands:
+            work += 1
             producer = operand.owner
-            if not isinstance(producer, Operation) or producer not in escapes:
+            if not isinstance(producer, Operation):
                 continue
-            blocked |= escapes[producer]
             if producer in cluster_of:
                 k = clusters.find(cluster_of[producer])
-                # Node level: whatever reaches any member of K reaches all of it.
-                blocked |= clusters.escapes[k]
-                fused_edge = fusable(op) and not isinstance(op, prim.BroadcastInDimOp)
-                (candidates.append if fused_edge else blocked.add)(k)
-        blocked = clusters.closure(blocked)
+                deps.append((k, clusters.rank[k]))
+            elif producer in rank_of:
+                deps.append((None, rank_of[producer]))
+        read = list(dict.fromkeys(k for k, _ in deps if k is not None))
         if not fusable(op):
-            escapes[op] = blocked | set(candidates)
+            rank = _above(max((r for _, r in deps), default=-2), 1)
+            rank_of[op] = rank
+            for k in read:
+                clusters.ceiling[k] = min(clusters.ceiling[k], rank)
             continue
         chosen: list[int] = []
         size = 1
-        for k in dict.fromkeys(candidates):
-            fits = size + len(clusters.ops[k]) <= MAX_CLUSTER_OPS
-            if fits and k not in blocked and all(clusters.compatible(k, j) for j in chosen):
-                chosen.append(k)
-                size += len(clusters.ops[k])
-        new = clusters.new(op)
+        # A broadcast's operand is materialized before the loop: never fused with it.
+        pending = [] if isinstance(op, prim.BroadcastInDimOp) else read
+        while pending:  # once one cluster joins, it no longer holds another one back
+            rejected: list[int] = []
+            for k in pending:
+                work += len(deps)
+                trial = [*chosen, k]
+                fits = size + len(clusters.ops[k]) <= MAX_CLUSTER_OPS
+                if fits and _rank(trial, deps, clusters) < min(clusters.ceiling[j] for j in trial):
+                    chosen.append(k)
+                    size += len(clusters.ops[k])
+                else:
+                    rejected.append(k)
+            pending = rejected if len(rejected) < len(pending) else []
+        rank = _rank(chosen, deps, clusters)
+        new = clusters.new(op, rank)
         for k in chosen:
             clusters.merge_into(new, k)
-        escapes[op] = blocked | (set(candidates) - set(chosen))
-        clusters.escapes[new] |= escapes[op]
+        for k in read:
+            if k not in chosen:
+                clusters.ceiling[k] = min(clusters.ceiling[k], rank)
         cluster_of[op] = new
     return _order(ops, clusters, cluster_of)
+
+
+def _above(rank: int, parity: int) -> int:
+    """The lowest rank above `rank` of the given parity (1: ops, 0: clusters)."""
+    return rank + 1 if (rank + 1) % 2 == parity else rank + 2
+
+
+def _rank(chosen: list[int], deps: list[tuple[int | None, int]], clusters: _Clusters) -> int:
+    """Lowest rank of the cluster of an op merged with the `chosen` clusters: at
+    least theirs, and above every other node the op reads."""
+    outside = max((r for k, r in deps if k is None or k not in chosen), default=-2)
+    return max([_above(outside, 0), *(clusters.rank[k] for k in chosen)])
 
 
 def _order(
