@@ -4,8 +4,10 @@
 semantics the reference evaluator calls. `RecomputeCost`: whether `unzip`'s
 policies may recompute the op rather than save its result. Both sit below every dialect and
 every pass, so a dialect can implement them without importing a pass.
+`Batchable`: the batching rule the `batch` pass (`td.vmap`) calls.
 """
 
+from tidu_mlir.interfaces.batchable import Batchable, BatchContext, BatchRuleError
 from tidu_mlir.interfaces.differentiable import (
     ADRuleError,
     Differentiable,
@@ -18,6 +20,9 @@ from tidu_mlir.interfaces.evaluable import Evaluable, EvaluationError
 from tidu_mlir.interfaces.recompute import RecomputeCost
 
 __all__ = [
+    "BatchContext",
+    "BatchRuleError",
+    "Batchable",
     "ADRuleError",
     "Differentiable",
     "Evaluable",

@@ -1,0 +1,64 @@
+"""The batching contract: what an op class provides to be vectorized by `batch`.
+
+The `batch` pass (and `td.vmap` on top of it) rewrites a graph computing one
+example into a graph computing `size` examples at once. It walks the ops in
+order; an op none of whose operands carries the batch is copied unchanged,
+any other op has its `batch_rule` called. The pass never names a concrete
+op: the rule of each op class says how the op handles a new leading axis.
+
+Convention: a batched value carries the batch as its *leading* axis (axis 0,
+of extent `ctx.size`); the pass moves mapped input axes there first and
+moves outputs to their `out_axes` last, so rules see only axis 0.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Protocol
+
+from xdsl.ir import Operation, SSAValue
+
+from tidu_mlir.diagnostics import OpError
+from tidu_mlir.interfaces.differentiable import OpT
+
+
+class BatchRuleError(OpError):
+    """An op cannot be batched (no rule, or its rule refused the operands)."""
+
+    def __init__(self, op: Operation, detail: str | None = None):
+        message = f"unsupported batching rule for {op.name}"
+        if detail:
+            message += f": {detail}"
+        super().__init__(message, op)
+        self.op_name: str = op.name
+
+
+class BatchContext(Protocol):
+    """What a batching rule uses to add ops to the batched graph."""
+
+    @property
+    def size(self) -> int:
+        """The extent of the batch axis (axis 0 of every batched value)."""
+        ...
+
+    def emit(self, op: OpT) -> OpT:
+        """Insert `op` at the end of the batched graph (with the location of the
+        op being batched); return `op`."""
+        ...
+
+
+class Batchable(ABC):
+    """Mixin for op classes that carry their own batching rule."""
+
+    @abstractmethod
+    def batch_rule(
+        self, ctx: BatchContext, operands: Sequence[SSAValue], batched: Sequence[bool]
+    ) -> Sequence[SSAValue]:
+        """Emit the batched form of this op.
+
+        `operands`: the batched graph's values for this op's operands, in order;
+        those with `batched[i]` have an extra leading axis of extent `ctx.size`,
+        the others have this op's operand type unchanged. Called only when some
+        operand is batched. Returns one value per result, each batched (leading
+        axis `ctx.size`, then the result's own shape)."""
