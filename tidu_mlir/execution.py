@@ -39,7 +39,8 @@ def executable(func_op: FuncOp, backend: Backend | None = None) -> Executable:
     compiled = compile_function(func_op)
 
     def run(*args: np.ndarray) -> list[np.ndarray]:
-        results = compiled(*args)
+        # Native code reads dense row-major buffers: a view (x.T, x[::2]) is copied.
+        results = compiled(*(np.require(a, requirements="CA") for a in args))
         return list(results) if isinstance(results, tuple) else [results]
 
     return run
