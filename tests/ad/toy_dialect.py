@@ -3,7 +3,8 @@ call the `Differentiable` methods, so any dialect with rules works.
 
 `toy.add`, `toy.mul`, `toy.scale` (by a constant attribute), `toy.sincos`
 (two results), `toy.copy` (linear, no transpose rule) and `toy.noad` (no AD
-rules at all). Elementwise on f64 tensors; each op is `Evaluable`, so the
+rules at all). Every op but `toy.noad` also batches (`Batchable`), when all
+its operands are batched: the dialect has no broadcast op. Elementwise on f64 tensors; each op is `Evaluable`, so the
 reference evaluator runs it.
 """
 
@@ -30,6 +31,9 @@ from xdsl.traits import Pure
 
 from tidu_mlir.interfaces import (
     ADRuleError,
+    Batchable,
+    BatchContext,
+    BatchRuleError,
     Differentiable,
     Evaluable,
     RuleContext,
@@ -39,12 +43,27 @@ from tidu_mlir.interfaces import (
 Tangents = Sequence[SSAValue | None]
 
 
-class ToyDifferentiable(Differentiable, Evaluable):
-    """The toy dialect's accumulation op is `toy.add`."""
+class ToyDifferentiable(Differentiable, Evaluable, Batchable):
+    """The toy dialect's accumulation op is `toy.add`; its ops batch by
+    applying themselves to batched operands (elementwise, same type)."""
 
     @classmethod
     def accumulate(cls, lhs: SSAValue, rhs: SSAValue) -> Operation:
         return AddOp(lhs, rhs)
+
+    def batch_rule(
+        self, ctx: BatchContext, operands: Sequence[SSAValue], batched: Sequence[bool]
+    ) -> Sequence[SSAValue]:
+        assert isinstance(self, IRDLOperation)
+        if not all(batched):
+            raise BatchRuleError(self, "toy ops batch only when every operand is batched")
+        batched_type = operands[0].type
+        op = type(self).create(
+            operands=list(operands),
+            result_types=[batched_type] * len(self.results),
+            properties=dict(self.properties),
+        )
+        return ctx.emit(op).results
 
 
 @irdl_op_definition

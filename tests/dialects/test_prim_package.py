@@ -1,7 +1,8 @@
 """Guards of the `prim` package's structure.
 
 Every op class carries everything about itself (verifier, JVP rule, transpose
-rule or the explicit `NotLinear` base, linearity predicate, numpy reference),
+rule or the explicit `NotLinear` base, linearity predicate, batching rule,
+numpy reference),
 and `evaluate` agrees with `reference`. The package's layering is checked with
 the rest of the import graph in `tests/test_import_graph.py`.
 """
@@ -20,7 +21,7 @@ from xdsl.traits import Pure
 
 from tidu_mlir.dialects import prim
 from tidu_mlir.dialects.prim import NotLinear, PrimOp, UnaryLinear
-from tidu_mlir.interfaces import RecomputeCost
+from tidu_mlir.interfaces import Batchable, RecomputeCost
 from tidu_mlir.interp import evaluate_ops
 
 
@@ -53,6 +54,11 @@ def test_op_class_is_complete(op_class: type[PrimOp]) -> None:
         assert _defined_in(op_class, "emit_adjoint") is op_class
     else:
         assert _defined_in(op_class, "jvp_rule") is op_class
+    batch_owner = _defined_in(op_class, "batch_rule")
+    assert batch_owner is not Batchable and _is_below_prim_op(batch_owner), (
+        f"{op_class.name}: no batch_rule"
+    )
+    assert not getattr(op_class.batch_rule, "__isabstractmethod__", False)
     assert isinstance(inspect.getattr_static(op_class, "reference"), staticmethod)
     assert _defined_in(op_class, "reference") is op_class
     assert op_class.has_trait(Pure) and op_class.get_trait(RecomputeCost) is not None

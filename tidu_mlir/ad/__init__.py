@@ -3,11 +3,13 @@
 For people building their own primitive sets: op classes inherit
 `Differentiable` (defined in `tidu_mlir.interfaces`); `linearize` and
 `linear_transpose` build derived fragments (`LinearizedGraph`),
-`verify_linearity` checks one, `materialize` turns a fragment into a
+`verify_linearity` checks one, `batch` vectorizes a graph over a leading
+axis (op classes inherit `Batchable`), `materialize` turns a fragment into a
 self-contained `func.func`. The passes of the same names are
 thin wrappers over these functions.
 """
 
+from tidu_mlir.ad.batch import BATCHED_OUTPUTS_ATTR_NAME, Batched, batch
 from tidu_mlir.ad.context import FragmentBuilder, LinearizedGraph, Target
 from tidu_mlir.ad.jvp import linearize
 from tidu_mlir.ad.linearity import verify_linearity, verify_module_linearity
@@ -23,6 +25,9 @@ from tidu_mlir.interfaces import (
 )
 
 __all__ = [
+    "BATCHED_OUTPUTS_ATTR_NAME",
+    "Batched",
+    "batch",
     "KEY_ARG_ATTR",
     "POLICIES",
     "ADRuleError",

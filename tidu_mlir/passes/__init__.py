@@ -7,6 +7,12 @@ from collections.abc import Callable
 from xdsl.passes import ModulePass
 
 
+def _batch() -> type[ModulePass]:
+    from tidu_mlir.passes.batch import BatchPass
+
+    return BatchPass
+
+
 def _linearize() -> type[ModulePass]:
     from tidu_mlir.passes.linearize import LinearizePass
 
@@ -38,6 +44,7 @@ def _verify_linearity() -> type[ModulePass]:
 
 
 AD_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "batch": _batch,
     "linearize": _linearize,
     "linear-transpose": _linear_transpose,
     "materialize": _materialize,

@@ -1,8 +1,9 @@
 """The `prim` dialect: the differentiable tensor primitives (docs/design.md).
 
 Every op takes and gives statically shaped ranked tensors of f32, f64,
-complex<f32> or complex<f64> (i1 only for the result of `prim.compare` and the
-predicate of `prim.select`). Every op is `Pure`, accepts an optional
+complex<f32> or complex<f64> (i1 only for the result of `prim.compare`, the
+predicate of `prim.select`, and the i1 constants, broadcasts and conversions
+that produce or consume them). Every op is `Pure`, accepts an optional
 discardable `role` attribute (`#cg.linearized<[...]>`) and checks it in its
 verifier. Constructors infer the result type wherever the operands and
 properties determine it, so AD rules can emit ops without computing shapes.

@@ -1,33 +1,41 @@
 """The bases of the `prim` ops, and `prim.add`.
 
 `PrimOp` is the base of every prim op: Pure, role-checked (an optional
-discardable `#cg.linearized<[...]>` attribute), `Differentiable` and
-`Evaluable`. Each concrete op class carries, in its own body, its verifier
-(`verify_types`), its AD rules (`jvp_rule`, `transpose_rule`, `is_linear_in`)
-and its numpy semantics (the `reference` staticmethod); `PrimOp.evaluate`
+discardable `#cg.linearized<[...]>` attribute), `Differentiable`, `Evaluable`
+and `Batchable`. Each concrete op class carries, in its own body or through
+a base, its verifier (`verify_types`), its AD rules (`jvp_rule`,
+`transpose_rule`, `is_linear_in`), its batching rule (`batch_rule`) and its
+numpy semantics (the `reference` staticmethod); `PrimOp.evaluate`
 calls `reference` with the op's parameters (`reference_params`).
 
-Two rule-shape bases spare the op classes repeated rules:
+Three rule-shape bases spare the op classes repeated rules:
 * `NotLinear`: linear in no operand, so no transpose rule. Inheriting it is
   the explicit statement that an op has none (a guard test checks every op
   has a transpose rule or this base).
 * `UnaryLinear`: a single-operand linear op; its JVP applies the op to the
   tangent (`apply_to`), its transpose emits the adjoint map (`emit_adjoint`).
+* `Elementwise`: operands and results of one shape; its batching rule
+  broadcasts the unbatched operands and applies the op to the batched shape.
 
 The structural bases (`ElementwiseBinaryOp`, `ArrayPropsUnaryOp`, ...) hold
 the operand/result definitions, constructors and assembly formats shared by
-ops of one shape.
+ops of one shape, and the batching rules that follow from that shape.
+
+Batching (`Batchable.batch_rule`): a batched value carries the batch as a new
+leading axis of extent `ctx.size`; the helpers `batched_type`, `shift_axes`,
+`broadcast_to_batch` and `batch_all` serve the rules of every layer.
 
 `prim.add` is defined here, not with the other linear ops in `core.py`:
 `PrimOp.accumulate` (the dialect's addition, used by `linear-transpose` to
 sum cotangents) must name it, and no file of this package imports a file
-above it. Its rules emit only `prim.add`, so it needs nothing else.
+above it. Its AD rules emit only `prim.add`; its batching rule (from
+`Elementwise`) broadcasts with `PrimOp.BROADCAST_IN_DIM`, which `core` sets.
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, TypeAlias, cast
 
 import numpy as np
@@ -74,6 +82,8 @@ from tidu_mlir.dialects.prim.types import (
 )
 from tidu_mlir.interfaces import (
     ADRuleError,
+    Batchable,
+    BatchContext,
     Differentiable,
     Evaluable,
     RecomputeCost,
@@ -84,8 +94,8 @@ from tidu_mlir.interfaces import (
 Values: TypeAlias = Sequence[SSAValue | None]
 
 
-def emit_value(ctx: RuleContext, op: Operation) -> SSAValue:
-    """Emit a single-result op in a rule; its result."""
+def emit_value(ctx: RuleContext | BatchContext, op: Operation) -> SSAValue:
+    """Emit a single-result op in a rule (AD or batching); its result."""
     return ctx.emit(op).results[0]
 
 
@@ -95,17 +105,52 @@ def for_active(op: Operation, values: Sequence[SSAValue]) -> Values:
     return [value if active else None for active, value in zip(mask, values, strict=True)]
 
 
+def batched_type(t: Attribute, size: int) -> TensorType:
+    """The tensor type `t` with a leading batch axis of extent `size`."""
+    assert isinstance(t, TensorType), f"expected a tensor type, got {t}"
+    return TensorType(t.get_element_type(), [size, *t.get_shape()])
+
+
+def shift_axes(axes: Sequence[int]) -> list[int]:
+    """`axes` of an unbatched value as axes of its batched form (each + 1)."""
+    return [axis + 1 for axis in axes]
+
+
+def broadcast_to_batch(ctx: BatchContext, value: SSAValue) -> SSAValue:
+    """An unbatched value broadcast along a new leading axis of extent `ctx.size`
+    (`prim.broadcast_in_dim`, dims 1..rank)."""
+    rank = len(shape_of(value))
+    op = PrimOp.BROADCAST_IN_DIM(value, range(1, rank + 1), batched_type(value.type, ctx.size))
+    return emit_value(ctx, op)
+
+
+def batch_all(
+    ctx: BatchContext, operands: Sequence[SSAValue], batched: Sequence[bool]
+) -> list[SSAValue]:
+    """Every operand in batched form: the unbatched ones broadcast (`broadcast_to_batch`)."""
+    return [
+        value if is_batched else broadcast_to_batch(ctx, value)
+        for value, is_batched in zip(operands, batched, strict=True)
+    ]
+
+
 # --------------------------------------------------------------------------
 # PrimOp and the rule-shape bases
 # --------------------------------------------------------------------------
 
 
-class PrimOp(IRDLOperation, Differentiable, Evaluable):
-    """Base of every prim op: Pure, role-checked, differentiable, evaluable, and
-    cheap to recompute (work proportional to its result) unless it overrides
-    `traits` (contractions and reductions)."""
+class PrimOp(IRDLOperation, Differentiable, Evaluable, Batchable):
+    """Base of every prim op: Pure, role-checked, differentiable, evaluable,
+    batchable, and cheap to recompute (work proportional to its result) unless
+    it overrides `traits` (contractions and reductions)."""
 
     traits = traits_def(Pure(), RecomputeCost(cheap=True))
+
+    BROADCAST_IN_DIM: ClassVar[Callable[[SSAValue, Sequence[int], TensorType], Operation]]
+    """The constructor of `prim.broadcast_in_dim`, which the batching rules of
+    this file broadcast unbatched operands with (`broadcast_to_batch`). The op
+    needs rule helpers of `core`, so it is defined there, and `core` sets this
+    right after it (the package `__init__` imports `core` before any op is used)."""
 
     def verify_(self) -> None:
         cg.verify_role(self)
@@ -138,6 +183,22 @@ class PrimOp(IRDLOperation, Differentiable, Evaluable):
         stays f32 where numpy would promote)."""
         result = self.reference(*operands, **self.reference_params())
         return (np.asarray(result).astype(tensor_dtype(self.results[0].type), copy=False),)
+
+    def emit_batched(
+        self,
+        ctx: BatchContext,
+        operands: Sequence[SSAValue],
+        properties: Mapping[str, Attribute] | None = None,
+    ) -> list[SSAValue]:
+        """Emit this op's class on `operands` with each result type given a
+        leading batch axis, with `properties` (default: this op's own) and no
+        role attribute; its results."""
+        op = type(self).create(
+            operands=list(operands),
+            result_types=[batched_type(r.type, ctx.size) for r in self.results],
+            properties=dict(self.properties if properties is None else properties),
+        )
+        return list(ctx.emit(op).results)
 
 
 class NotLinear(PrimOp, abc.ABC):
@@ -181,7 +242,18 @@ class UnaryLinear(PrimOp, abc.ABC):
 # --------------------------------------------------------------------------
 
 
-class ElementwiseBinaryOp(PrimOp, abc.ABC):
+class Elementwise(PrimOp, abc.ABC):
+    """An elementwise op: operands and results of one shape. Batched by
+    broadcasting the unbatched operands along the batch axis and applying the
+    op (same class, same properties) to the batched shape `[size, *shape]`."""
+
+    def batch_rule(
+        self, ctx: BatchContext, operands: Sequence[SSAValue], batched: Sequence[bool]
+    ) -> Sequence[SSAValue]:
+        return self.emit_batched(ctx, batch_all(ctx, operands, batched))
+
+
+class ElementwiseBinaryOp(Elementwise, abc.ABC):
     """`lhs, rhs : T -> T`, printed `%a, %b : T`."""
 
     lhs = operand_def()
@@ -211,7 +283,7 @@ class ElementwiseBinaryOp(PrimOp, abc.ABC):
         return cls.create(operands=operands, result_types=[t], attributes=attributes)
 
 
-class ElementwiseUnaryOp(PrimOp, abc.ABC):
+class ElementwiseUnaryOp(Elementwise, abc.ABC):
     """`operand : T -> T`, printed `%x : T`."""
 
     operand = operand_def()
@@ -254,7 +326,8 @@ class TypeChangingUnaryOp(PrimOp, abc.ABC):
 class ArrayPropsUnaryOp(PrimOp, abc.ABC):
     """`operand -> result` with i64-array properties, printed
     `%x, name = [..], ... attr-dict : T -> U`; the properties are also the
-    parameters of its `reference`."""
+    parameters of its `reference`. Batched by the same op on the batched
+    operand, with the properties `batched_props` gives."""
 
     operand = operand_def()
     result = result_def()
@@ -281,6 +354,20 @@ class ArrayPropsUnaryOp(PrimOp, abc.ABC):
     def reference_params(self) -> dict[str, Any]:
         return {name: self.prop_values(name) for name in self.ARRAY_PROPS}
 
+    @abc.abstractmethod
+    def batched_props(self) -> Sequence[Sequence[int]]:
+        """The `ARRAY_PROPS` values (in order) of this op applied to the batched
+        operand, so that its result is this op's result with a leading batch axis."""
+
+    def batch_rule(
+        self, ctx: BatchContext, operands: Sequence[SSAValue], batched: Sequence[bool]
+    ) -> Sequence[SSAValue]:
+        props = {
+            name: i64_array(values)
+            for name, values in zip(self.ARRAY_PROPS, self.batched_props(), strict=True)
+        }
+        return self.emit_batched(ctx, operands, props)
+
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_operand(self.operand)
@@ -306,10 +393,11 @@ class ArrayPropsUnaryOp(PrimOp, abc.ABC):
             attributes=attributes,
         )
 
-    def verify_operand_and_result(self) -> tuple[Shape, Shape]:
-        """Check both types are value tensors of the same element type; return shapes."""
-        check_tensor("operand", self.operand.type)
-        check_tensor("result", self.result.type)
+    def verify_operand_and_result(self, kind: str = "float or complex") -> tuple[Shape, Shape]:
+        """Check both types are tensors of one element type of `kind` (value
+        tensors by default); return their shapes."""
+        check_tensor("operand", self.operand.type, kind)
+        check_tensor("result", self.result.type, kind)
         check_same_element_type("result", self.result.type, self.operand.type)
         return shape_of(self.operand), shape_of(self.result)
 
@@ -332,6 +420,9 @@ class ReduceOp(ArrayPropsUnaryOp, abc.ABC):
         check_tensor("operand", self.operand.type, self.KIND)
         operand, result = self.verify_operand_and_result()
         check_shape("result", result, reduce_shape(operand, self.prop_values("axes")))
+
+    def batched_props(self) -> Sequence[Sequence[int]]:
+        return [shift_axes(self.prop_values("axes"))]
 
 
 # --------------------------------------------------------------------------
@@ -369,6 +460,7 @@ OPS: tuple[type[PrimOp], ...] = (AddOp,)
 __all__ = [
     "AddOp",
     "ArrayPropsUnaryOp",
+    "Elementwise",
     "ElementwiseBinaryOp",
     "ElementwiseUnaryOp",
     "NotLinear",
@@ -376,4 +468,8 @@ __all__ = [
     "ReduceOp",
     "TypeChangingUnaryOp",
     "UnaryLinear",
+    "batch_all",
+    "batched_type",
+    "broadcast_to_batch",
+    "shift_axes",
 ]

@@ -2,7 +2,9 @@
 
 Bilinear: linear in exactly one operand at a time. Its transpose contracts the
 cotangent with the conjugate of the fixed operand (docs/complex.md), then
-transposes the axes back into the active operand's order.
+transposes the axes back into the active operand's order. Its batching rule
+makes the batch axis a batch dimension (both operands batched) or a free
+dimension (one operand batched) of the contraction.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import Pure
 
-from tidu_mlir.dialects.prim.base import PrimOp, Values, emit_value
+from tidu_mlir.dialects.prim.base import PrimOp, Values, emit_value, shift_axes
 from tidu_mlir.dialects.prim.core import (
     TransposeOp,
     conj_if_complex,
@@ -47,7 +49,7 @@ from tidu_mlir.dialects.prim.types import (
     shape_of,
     tensor_type_of,
 )
-from tidu_mlir.interfaces import RecomputeCost, RuleContext, active_mask_of
+from tidu_mlir.interfaces import BatchContext, RecomputeCost, RuleContext, active_mask_of
 
 DOT_PROPS: tuple[str, ...] = ("lhs_batch", "rhs_batch", "lhs_contract", "rhs_contract")
 
@@ -164,6 +166,46 @@ class DotGeneralOp(PrimOp):
 
     def is_linear_in(self, active_mask: Sequence[bool]) -> bool:
         return sum(active_mask) == 1
+
+    def batch_rule(
+        self, ctx: BatchContext, operands: Sequence[SSAValue], batched: Sequence[bool]
+    ) -> Sequence[SSAValue]:
+        """Both sides batched: the batch axis is a new leading batch dimension,
+        so it is the result's axis 0. One side batched: it is that side's first
+        free axis; the result (batch, lhs free, rhs free) has it after the batch
+        axes (and, for the rhs, after the lhs free axes), whence a transpose
+        moves it to axis 0."""
+        lhs, rhs = operands
+        lhs_batched, rhs_batched = batched
+        lhs_batch, rhs_batch, lhs_contract, rhs_contract = self.dims()
+        if lhs_batched:
+            lhs_batch, lhs_contract = shift_axes(lhs_batch), shift_axes(lhs_contract)
+        if rhs_batched:
+            rhs_batch, rhs_contract = shift_axes(rhs_batch), shift_axes(rhs_contract)
+        if lhs_batched and rhs_batched:
+            lhs_batch, rhs_batch = [0, *lhs_batch], [0, *rhs_batch]
+            position = 0
+        elif lhs_batched:
+            position = len(lhs_batch)
+        else:
+            lhs_free = kept_axes(len(shape_of(lhs)), [*lhs_batch, *lhs_contract])
+            position = len(lhs_batch) + len(lhs_free)
+        product = emit_value(
+            ctx,
+            DotGeneralOp(
+                lhs,
+                rhs,
+                lhs_batch=lhs_batch,
+                rhs_batch=rhs_batch,
+                lhs_contract=lhs_contract,
+                rhs_contract=rhs_contract,
+            ),
+        )
+        if position == 0:
+            return [product]
+        rank = len(shape_of(product))
+        permutation = [position, *(axis for axis in range(rank) if axis != position)]
+        return [emit_value(ctx, TransposeOp(product, permutation))]
 
     def _like(self, lhs: SSAValue, rhs: SSAValue) -> DotGeneralOp:
         """A dot_general of `lhs` and `rhs` with this op's dimension numbers."""

@@ -46,6 +46,7 @@ from xdsl.utils.exceptions import VerifyException
 from tidu_mlir.dialects.prim.base import (
     AddOp,
     ArrayPropsUnaryOp,
+    Elementwise,
     ElementwiseBinaryOp,
     ElementwiseUnaryOp,
     NotLinear,
@@ -54,8 +55,10 @@ from tidu_mlir.dialects.prim.base import (
     TypeChangingUnaryOp,
     UnaryLinear,
     Values,
+    broadcast_to_batch,
     emit_value,
     for_active,
+    shift_axes,
 )
 from tidu_mlir.dialects.prim.shapes import broadcast_in_dim_check, kept_axes, transpose_shape
 from tidu_mlir.dialects.prim.syntax import (
@@ -80,7 +83,7 @@ from tidu_mlir.dialects.prim.types import (
     tensor_type_of,
     with_element_type,
 )
-from tidu_mlir.interfaces import RuleContext, active_mask_of
+from tidu_mlir.interfaces import BatchContext, RuleContext, active_mask_of
 from tidu_mlir.types import numpy_dtype
 
 # --------------------------------------------------------------------------
@@ -281,7 +284,7 @@ class ConjOp(UnaryLinear, ElementwiseUnaryOp):
 # --------------------------------------------------------------------------
 
 
-class ComplexPartOp(UnaryLinear, TypeChangingUnaryOp):
+class ComplexPartOp(Elementwise, UnaryLinear, TypeChangingUnaryOp):
     """Real or imaginary part of a complex tensor."""
 
     def __init__(self, operand: Value, *, role: RoleSpec = None):
@@ -323,7 +326,7 @@ class ImagOp(ComplexPartOp):
 
 
 @irdl_op_definition
-class ComplexOp(PrimOp):
+class ComplexOp(Elementwise):
     """`re + i*im`: `prim.complex %re, %im : tensor<3xf64> -> tensor<3xcomplex<f64>>`.
     d complex(re, im) = complex(dre, dim) (zeros for a missing part);
     transpose: (Re ct, Im ct). Linear when each fixed part is a zero constant."""
@@ -377,7 +380,7 @@ class ComplexOp(PrimOp):
 
 
 @irdl_op_definition
-class ConvertOp(UnaryLinear, TypeChangingUnaryOp):
+class ConvertOp(Elementwise, UnaryLinear, TypeChangingUnaryOp):
     """Element type conversion among the four value types (complex -> real keeps
     the real part), or from i1 (a comparison result: false -> 0, true -> 1; never
     active, since booleans have no tangent). d convert(x) = convert(dx). Transpose: convert back;
@@ -425,7 +428,7 @@ class ConvertOp(UnaryLinear, TypeChangingUnaryOp):
 
 
 @irdl_op_definition
-class SelectOp(PrimOp):
+class SelectOp(Elementwise):
     """`pred ? on_true : on_false` elementwise: `prim.select %p, %a, %b : tensor<3xi1>, T`.
     d select(p, a, b) = select(p, da, db); transpose: (select(p, ct, 0),
     select(p, 0, ct)). Linear in the branches when a fixed branch is a zero constant."""
@@ -553,6 +556,13 @@ class ConstantOp(NotLinear):
     def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
         return [None]
 
+    def batch_rule(
+        self, ctx: BatchContext, operands: Sequence[SSAValue], batched: Sequence[bool]
+    ) -> Sequence[SSAValue]:
+        """Never called by `batch` (no operands, so none is batched): the same
+        constant broadcast along the batch axis."""
+        return [broadcast_to_batch(ctx, emit_value(ctx, ConstantOp(self.value)))]
+
     def print(self, printer: Printer) -> None:
         print_attr_dict(printer, self)
         printer.print_string(" ")
@@ -589,7 +599,8 @@ def dense_to_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
 class BroadcastInDimOp(UnaryLinear, ArrayPropsUnaryOp):
     """Operand axis i goes to result axis dims[i]:
     `prim.broadcast_in_dim %x, dims = [1] : tensor<3xf64> -> tensor<2x3xf64>`.
-    d broadcast(x) = broadcast(dx); transpose: sum back to the operand's shape."""
+    d broadcast(x) = broadcast(dx); transpose: sum back to the operand's shape.
+    Also broadcasts i1 tensors (a predicate shared by a batch of examples)."""
 
     name = "prim.broadcast_in_dim"
 
@@ -602,8 +613,12 @@ class BroadcastInDimOp(UnaryLinear, ArrayPropsUnaryOp):
         self._init(operand, [dims], result_type, role)
 
     def verify_types(self) -> None:
-        operand, result = self.verify_operand_and_result()
+        is_bool = element_type_of(self.operand.type) == i1
+        operand, result = self.verify_operand_and_result("i1" if is_bool else "float or complex")
         broadcast_in_dim_check(operand, self.prop_values("dims"), result)
+
+    def batched_props(self) -> Sequence[Sequence[int]]:
+        return [[0, *shift_axes(self.prop_values("dims"))]]
 
     @staticmethod
     def reference(x: np.ndarray, *, dims: Sequence[int], shape: Sequence[int]) -> np.ndarray:
@@ -621,6 +636,9 @@ class BroadcastInDimOp(UnaryLinear, ArrayPropsUnaryOp):
 
     def emit_adjoint(self, ctx: RuleContext, cotangent: SSAValue) -> SSAValue:
         return sum_to_shape(ctx, cotangent, self.prop_values("dims"), tensor_type_of(self.operand))
+
+
+PrimOp.BROADCAST_IN_DIM = BroadcastInDimOp
 
 
 @irdl_op_definition
@@ -675,6 +693,12 @@ class ReshapeOp(UnaryLinear, TypeChangingUnaryOp):
     def emit_adjoint(self, ctx: RuleContext, cotangent: SSAValue) -> SSAValue:
         return emit_value(ctx, ReshapeOp(cotangent, shape_of(self.operand)))
 
+    def batch_rule(
+        self, ctx: BatchContext, operands: Sequence[SSAValue], batched: Sequence[bool]
+    ) -> Sequence[SSAValue]:
+        (operand,) = operands
+        return [emit_value(ctx, ReshapeOp(operand, [ctx.size, *shape_of(self.result)]))]
+
 
 @irdl_op_definition
 class TransposeOp(UnaryLinear, ArrayPropsUnaryOp):
@@ -694,6 +718,9 @@ class TransposeOp(UnaryLinear, ArrayPropsUnaryOp):
     def verify_types(self) -> None:
         operand, result = self.verify_operand_and_result()
         check_shape("result", result, transpose_shape(operand, self.prop_values("permutation")))
+
+    def batched_props(self) -> Sequence[Sequence[int]]:
+        return [[0, *shift_axes(self.prop_values("permutation"))]]
 
     @staticmethod
     def reference(x: np.ndarray, *, permutation: Sequence[int]) -> np.ndarray:

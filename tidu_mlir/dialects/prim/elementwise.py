@@ -8,6 +8,8 @@ of this file. Only `div` is linear in an operand (its numerator).
 Ties (JAX's conventions): `maximum` and `minimum` send the whole tangent to
 the lhs when the operands are equal. `abs` of a real 0 has derivative +1
 (JAX's `select(x >= 0, dx, -dx)`); `abs` of a complex 0 has derivative 0.
+
+Every op here is batched by the rule of `Elementwise` (base.py).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from tidu_mlir.dialects.prim.base import (
     AddOp,
+    Elementwise,
     ElementwiseBinaryOp,
     ElementwiseUnaryOp,
     NotLinear,
@@ -248,7 +251,7 @@ class SqrtOp(NotLinear, ElementwiseUnaryOp):
 
 
 @irdl_op_definition
-class PowOp(NotLinear, PrimOp):
+class PowOp(NotLinear, Elementwise):
     """`operand ** exponent` with a constant f64 exponent: `prim.pow %x, 2.5 : T`.
     d x^c = c·x^(c-1)·dx (no tangent when c = 0)."""
 
@@ -326,7 +329,7 @@ class PowOp(NotLinear, PrimOp):
 
 
 @irdl_op_definition
-class AbsOp(NotLinear, TypeChangingUnaryOp):
+class AbsOp(NotLinear, Elementwise, TypeChangingUnaryOp):
     """Absolute value; the result is the real type of the operand.
     Real x: d|x| = sign(x)·dx with sign(0) = +1. Complex z:
     d|z| = Re(conj(z)/|z| · dz), 0 at z = 0."""
@@ -381,7 +384,7 @@ COMPARE_DIRECTIONS: tuple[str, ...] = tuple(_COMPARISONS)
 
 
 @irdl_op_definition
-class CompareOp(NotLinear, PrimOp):
+class CompareOp(NotLinear, Elementwise):
     """Elementwise comparison of real tensors to i1: `prim.compare lt, %a, %b : T`.
     No tangent: the i1 result is piecewise constant."""
 

@@ -3,6 +3,11 @@
 slice and pad are each other's transpose; concatenate transposes to slices.
 `reduce_max` splits its tangent evenly among the maximal entries (ties share
 it, as JAX does); its JVP is built from core and elementwise ops.
+
+Batching shifts each op's axes past the new leading batch axis: slice takes
+the whole batch axis, pad leaves it unpadded (`ArrayPropsUnaryOp`'s rule),
+concatenate joins along `dimension + 1`, reduce_max reduces `axes + 1`
+(`ReduceOp`'s rule).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from tidu_mlir.dialects.prim.base import (
     ReduceOp,
     UnaryLinear,
     Values,
+    batch_all,
     emit_value,
 )
 from tidu_mlir.dialects.prim.core import (
@@ -57,7 +63,7 @@ from tidu_mlir.dialects.prim.types import (
     shape_of,
     tensor_type_of,
 )
-from tidu_mlir.interfaces import RuleContext, active_mask_of
+from tidu_mlir.interfaces import BatchContext, RuleContext, active_mask_of
 
 # --------------------------------------------------------------------------
 # Slice and pad
@@ -127,6 +133,15 @@ class SliceOp(UnaryLinear, PrimOp):
 
     def apply_to(self, tangent: SSAValue) -> Operation:
         return SliceOp(tangent, *self.bounds())
+
+    def batch_rule(
+        self, ctx: BatchContext, operands: Sequence[SSAValue], batched: Sequence[bool]
+    ) -> Sequence[SSAValue]:
+        """The whole batch axis: start 0, limit `size`, stride 1."""
+        (operand,) = operands
+        start, limit, stride = self.bounds()
+        batched_op = SliceOp(operand, [0, *start], [ctx.size, *limit], [1, *stride])
+        return [emit_value(ctx, batched_op)]
 
     def emit_adjoint(self, ctx: RuleContext, cotangent: SSAValue) -> SSAValue:
         start, _, stride = self.bounds()
@@ -218,6 +233,11 @@ class PadOp(UnaryLinear, ArrayPropsUnaryOp):
     def verify_types(self) -> None:
         operand, result = self.verify_operand_and_result()
         check_shape("result", result, pad_shape(operand, *self.paddings()))
+
+    def batched_props(self) -> Sequence[Sequence[int]]:
+        """No padding along the batch axis (the padding value is always zero,
+        so there is no per-example padding value to batch)."""
+        return [[0, *values] for values in self.paddings()]
 
     @staticmethod
     def reference(
@@ -321,6 +341,14 @@ class ConcatenateOp(PrimOp):
 
     def is_linear_in(self, active_mask: Sequence[bool]) -> bool:
         return active_or_zero(self, active_mask)
+
+    def batch_rule(
+        self, ctx: BatchContext, operands: Sequence[SSAValue], batched: Sequence[bool]
+    ) -> Sequence[SSAValue]:
+        """Every input batched (the unbatched ones broadcast), joined along
+        `dimension + 1`."""
+        inputs = batch_all(ctx, operands, batched)
+        return [emit_value(ctx, ConcatenateOp(inputs, self.dimension_value + 1))]
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
