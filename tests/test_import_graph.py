@@ -93,7 +93,12 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("tidu_mlir.types", "tidu_mlir.diagnostics", "tidu_mlir.array_operators"),
+    (
+        "tidu_mlir.types",
+        "tidu_mlir.diagnostics",
+        "tidu_mlir.array_operators",
+        "tidu_mlir.tree_util",
+    ),
     ("tidu_mlir.dialects.cg",),
     ("tidu_mlir.interfaces",),
     ("tidu_mlir.dialects.prim.types",),

@@ -3,10 +3,12 @@
 `import tidu_mlir as td` gives the function transforms of `tidu_mlir.api`
 (`td.jit`, `td.grad`, ...); `import tidu_mlir.numpy as tnp` the numpy-named
 functions to write traced functions with; `td.lax` the primitive-level
-functions numpy has no name for.
+functions numpy has no name for; `td.tree_util` the pytree functions (the
+transforms take and return pytrees of arrays: dicts, lists, tuples,
+namedtuples, registered classes).
 """
 
-from tidu_mlir import lax
+from tidu_mlir import lax, tree_util
 from tidu_mlir.api import (
     checkpoint,
     grad,
@@ -40,6 +42,7 @@ __all__ = [
     "linearize",
     "lower",
     "saved_residuals",
+    "tree_util",
     "value_and_grad",
     "vjp",
 ]

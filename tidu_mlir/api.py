@@ -19,8 +19,9 @@ dtypes); later changes to the globals it reads are not seen.
 from __future__ import annotations
 
 import functools
+import inspect
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -37,15 +38,15 @@ from tidu_mlir.dialects.cg import ROLE_ATTR_NAME, InputKey, KeyAttr, key_spec
 from tidu_mlir.execution import Executable, executable
 from tidu_mlir.graph import fragment_outputs, fragment_path
 from tidu_mlir.tracing import (
+    TRACEABLE_DTYPES,
     ArraySpec,
     TracedFunction,
     Tracer,
     constant,
     current_trace,
     trace_function,
-    tree_flatten,
-    tree_unflatten,
 )
+from tidu_mlir.tree_util import PyTreeDef, tree_flatten, tree_structure, tree_unflatten
 
 # --------------------------------------------------------------------------
 # Staged functions: a materialized func and how to call it
@@ -74,6 +75,8 @@ class Staged:
         trace = current_trace(*args)
         if trace is not None:
             return _inline(self.func, args)
+        if not self.func.function_type.outputs.data:
+            return []  # nothing to compute (a function returning None)
         if self._run is None:
             self._run = executable(self.func)
         return self._run(*args)
@@ -112,6 +115,7 @@ def _arg_key(index: int) -> KeyAttr:
 
 
 def _specs(args: Sequence[Any]) -> tuple[ArraySpec, ...]:
+    """One spec per argument, each an array (the Jacobian transforms' form)."""
     return tuple(ArraySpec.of(a, f"#{i}") for i, a in enumerate(args))
 
 
@@ -128,13 +132,14 @@ _STAGES: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDiction
 
 def _cached(fn: Callable[..., Any], key: tuple[Any, ...], build: Callable[[], StageT]) -> StageT:
     """The stage of `fn` for `key`, built once; not cached when `fn` cannot be
-    weakly referenced, or when the trace closed over tracers of an enclosing
-    trace (those bind to one call only)."""
+    weakly referenced, when `key` cannot be hashed (a registered pytree node
+    with unhashable aux data), or when the trace closed over tracers of an
+    enclosing trace (those bind to one call only)."""
     try:
         table = _STAGES.setdefault(fn, {})
+        stage = table.get(key)
     except TypeError:
         return build()
-    stage = table.get(key)
     if stage is None:
         stage = build()
         if not stage.traced.closures:
@@ -143,16 +148,325 @@ def _cached(fn: Callable[..., Any], key: tuple[Any, ...], build: Callable[[], St
 
 
 # --------------------------------------------------------------------------
+# Pytree arguments: flattened to leaves, leaf k is the input `arg<k>`
+# --------------------------------------------------------------------------
+
+_LEAF = tree_structure(0.0)
+
+
+@dataclass(frozen=True)
+class _Signature:
+    """The flattened arguments of a call: one structure per argument and one
+    spec per leaf (every argument's leaves in order). Hashable and compared by
+    structures and specs: part of every cache key."""
+
+    trees: tuple[PyTreeDef, ...]
+    specs: tuple[ArraySpec, ...]
+    labels: tuple[str, ...] = field(default=(), compare=False)
+    """How errors name the arguments (`argument 0`); `argument <i>` when empty."""
+
+    @staticmethod
+    def of_arrays(specs: Sequence[ArraySpec]) -> _Signature:
+        """One array argument per spec."""
+        return _Signature(tuple(_LEAF for _ in specs), tuple(specs))
+
+    @functools.cached_property
+    def ranges(self) -> tuple[range, ...]:
+        """The leaf indices of each argument."""
+        ranges: list[range] = []
+        start = 0
+        for tree in self.trees:
+            ranges.append(range(start, start + tree.num_leaves))
+            start += tree.num_leaves
+        return tuple(ranges)
+
+    def unflatten(self, leaves: Sequence[Any]) -> tuple[Any, ...]:
+        """The arguments holding `leaves` (one value per leaf)."""
+        return tuple(
+            tree_unflatten(tree, leaves[r.start : r.stop])
+            for tree, r in zip(self.trees, self.ranges, strict=True)
+        )
+
+    def leaves_of(self, nums: Sequence[int]) -> tuple[int, ...]:
+        """The leaf indices of the arguments `nums`, in that order."""
+        return tuple(k for n in nums for k in self.ranges[n])
+
+    def label(self, index: int) -> str:
+        return self.labels[index] if self.labels else f"argument {index}"
+
+    def leaf_name(self, k: int) -> str:
+        """Leaf `k` as Python would reach it, without the word: `0['w'][1]`."""
+        for i, r in enumerate(self.ranges):
+            if k in r:
+                name = self.label(i).removeprefix("argument ")
+                path = self.trees[i].accessors()[k - r.start].codify("")
+                return f"{name}{path}"
+        raise IndexError(k)
+
+
+class _LeafError(TypeError):
+    """Why one leaf of an argument cannot be an array (the caller names the leaf)."""
+
+
+def _as_array(value: Any) -> Any:
+    """An argument leaf as a traceable array (or the tracer it is). Python and
+    numpy scalars become 0-d arrays: ints and bools float64, since tidu traces
+    floating and complex arrays only."""
+    if isinstance(value, Tracer) or (type(value) is np.ndarray and value.dtype in TRACEABLE_DTYPES):
+        return value
+    what = f"is a {type(value).__name__}, not an array"
+    if isinstance(value, bool | int | float | complex | np.generic):
+        array = np.asarray(value)
+        if array.dtype.kind in "biu":
+            array = array.astype(np.float64)
+    elif isinstance(value, str | bytes):
+        raise _LeafError(what)
+    else:
+        try:
+            array = np.asarray(value)
+        except Exception as error:
+            raise _LeafError(f"{what} ({error})") from None
+    if array.dtype.kind in "OSUVMm":
+        raise _LeafError(what)
+    if array.dtype not in TRACEABLE_DTYPES:
+        raise _LeafError(
+            f"has dtype {array.dtype}; tidu traces float32, float64, complex64 and "
+            "complex128 arrays (convert with .astype)"
+        )
+    return array
+
+
+def _flatten_args(args: Sequence[Any], labels: Sequence[str] = ()) -> tuple[list[Any], _Signature]:
+    """The leaves of the pytrees `args` as arrays (or tracers), and their
+    signature; a leaf that cannot be an array is a TypeError naming its path
+    (`argument 0['w'] is a str, not an array`)."""
+    leaves: list[Any] = []
+    trees: list[PyTreeDef] = []
+    for i, arg in enumerate(args):
+        arg_leaves, tree = tree_flatten(arg)
+        trees.append(tree)
+        for j, leaf in enumerate(arg_leaves):
+            try:
+                leaves.append(_as_array(leaf))
+            except _LeafError as error:
+                label = labels[i] if labels else f"argument {i}"
+                path = tree.accessors()[j].codify("")
+                raise TypeError(f"{label}{path} {error}") from None
+    specs = tuple(ArraySpec(tuple(leaf.shape), leaf.dtype) for leaf in leaves)
+    return leaves, _Signature(tuple(trees), specs, tuple(labels))
+
+
+def _as_tuple(values: Any, what: str, transform: str) -> tuple[Any, ...]:
+    if not isinstance(values, tuple | list):
+        raise TypeError(
+            f"{transform} takes the {what} as a tuple or list (one entry per argument), "
+            f"got {type(values).__name__}"
+        )
+    return tuple(values)
+
+
+def _tangent_leaves(tangents: Sequence[Any], sig: _Signature) -> list[Any]:
+    """The leaves of one tangent per primal, each with its primal's structure."""
+    if len(tangents) != len(sig.trees):
+        raise ValueError(
+            f"expected {len(sig.trees)} tangents (one per primal), got {len(tangents)}"
+        )
+    leaves: list[Any] = []
+    for i, (tangent, tree) in enumerate(zip(tangents, sig.trees, strict=True)):
+        tangent_leaves, tangent_tree = tree_flatten(tangent)
+        if tangent_tree != tree:
+            raise ValueError(
+                f"tangent {i} has structure {tangent_tree} but primal {i} has structure "
+                f"{tree}; a tangent must have the structure of its primal"
+            )
+        leaves.extend(tangent_leaves)
+    return leaves
+
+
+def _cotangent_leaves(cotangent: Any, out_tree: PyTreeDef) -> list[Any]:
+    """The leaves of a cotangent, which must have the output's structure."""
+    leaves, tree = tree_flatten(cotangent)
+    if tree != out_tree:
+        raise ValueError(
+            f"the cotangent has structure {tree} but the output has structure {out_tree}; "
+            "a cotangent must have the structure of the output"
+        )
+    return leaves
+
+
+def _leaf_dtype_name(leaf: Any) -> str | None:
+    """The dtype of an integer or boolean leaf (None for any other)."""
+    if isinstance(leaf, bool | int):
+        return type(leaf).__name__
+    dtype = getattr(leaf, "dtype", None)
+    if isinstance(dtype, np.dtype) and dtype.kind in "biu":
+        return str(dtype)
+    return None
+
+
+def _check_differentiable(args: Sequence[Any], nums: Sequence[int]) -> None:
+    """Like JAX: the arguments differentiated must have real or complex leaves."""
+    for n in nums:
+        arg_leaves, tree = tree_flatten(args[n])
+        for j, leaf in enumerate(arg_leaves):
+            if (name := _leaf_dtype_name(leaf)) is not None:
+                path = tree.accessors()[j].codify("")
+                raise TypeError(
+                    "grad requires real- or complex-valued inputs (a dtype under "
+                    f"np.inexact: float or complex), but argument {n}{path} is {name}; "
+                    "pass floats (2.0, x.astype(float)) or leave the argument out of argnums"
+                )
+
+
+# --------------------------------------------------------------------------
+# Static arguments of `jit`
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Statics:
+    """Where a jitted call's arguments go: `positions` of the dynamic positional
+    arguments, `keywords` of the dynamic keyword arguments (after them in the
+    flattened list), and the static values by position or name with their
+    types. Hashable: the static part of the cache key."""
+
+    count: int
+    positions: tuple[int, ...]
+    keywords: tuple[str, ...]
+    values: tuple[tuple[int | str, type, Any], ...]
+
+    def rebuild(self, dynamic: Sequence[Any]) -> tuple[list[Any], dict[str, Any]]:
+        """The positional and keyword arguments of the call, dynamic values given."""
+        args: list[Any] = [None] * self.count
+        kwargs: dict[str, Any] = {}
+        for position, value in zip(self.positions, dynamic, strict=False):
+            args[position] = value
+        for name, value in zip(self.keywords, dynamic[len(self.positions) :], strict=True):
+            kwargs[name] = value
+        for where, _, value in self.values:
+            if isinstance(where, int):
+                args[where] = value
+            else:
+                kwargs[where] = value
+        return args, kwargs
+
+
+def _static_parameters(fn: Callable[..., Any], static_argnums: int | Sequence[int] | None,
+                       static_argnames: str | Iterable[str] | None,
+                       ) -> tuple[frozenset[int], frozenset[str], list[str]]:  # fmt: skip
+    """The static positions and names, each completed from the other through
+    `fn`'s signature (as JAX does), and the names of the positional parameters."""
+    nums = {static_argnums} if isinstance(static_argnums, int) else set(static_argnums or ())
+    names = {static_argnames} if isinstance(static_argnames, str) else set(static_argnames or ())
+    try:
+        parameters = list(inspect.signature(_unwrapped(fn)).parameters.values())
+    except (TypeError, ValueError):
+        parameters = []
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    positional = [p.name for p in parameters if p.kind in kinds]
+    by_name = {
+        p.name: i
+        for i, p in enumerate(parameters)
+        if p.kind == inspect.Parameter.POSITIONAL_OR_KEYWORD
+    }
+    names |= {name for name, i in by_name.items() if i in nums}
+    nums |= {by_name[name] for name in names if name in by_name}
+    return frozenset(nums), frozenset(names), positional
+
+
+def _hashable(value: Any, label: str) -> None:
+    try:
+        hash(value)
+    except TypeError:
+        raise TypeError(
+            f"static arguments must be hashable: {label} is a {type(value).__name__}, "
+            "which is not hashable (use a tuple for a list, a frozenset for a set, or pass "
+            "it as a traced argument)"
+        ) from None
+
+
+def _split_static(args: Sequence[Any], kwargs: dict[str, Any], nums: frozenset[int],
+                  names: frozenset[str], positional: Sequence[str],
+                  ) -> tuple[list[Any], list[str], _Statics]:  # fmt: skip
+    """(dynamic arguments, their labels, the layout and static values) of a call."""
+    count = len(args)
+    static_positions = {n % count for n in nums if -count <= n < count}
+    dynamic: list[Any] = []
+    labels: list[str] = []
+    positions: list[int] = []
+    values: list[tuple[int | str, type, Any]] = []
+    for i, value in enumerate(args):
+        if i in static_positions:
+            name = f" ('{positional[i]}')" if i < len(positional) else ""
+            _hashable(value, f"argument {i}{name}")
+            values.append((i, type(value), value))
+        else:
+            dynamic.append(value)
+            labels.append(f"argument {i}")
+            positions.append(i)
+    keywords: list[str] = []
+    for name in sorted(kwargs):
+        value = kwargs[name]
+        if name in names:
+            _hashable(value, f"argument '{name}'")
+            values.append((name, type(value), value))
+        else:
+            dynamic.append(value)
+            labels.append(f"argument '{name}'")
+            keywords.append(name)
+    return dynamic, labels, _Statics(count, tuple(positions), tuple(keywords), tuple(values))
+
+
+# --------------------------------------------------------------------------
 # Building stages
 # --------------------------------------------------------------------------
 
 
-def _trace(fn: Callable[..., Any], specs: Sequence[ArraySpec]) -> TracedFunction:
-    return trace_function(_unwrapped(fn), specs)
+def _trace(fn: Callable[..., Any], sig: _Signature, has_aux: bool = False,
+           statics: _Statics | None = None) -> TracedFunction:  # fmt: skip
+    """Trace `fn` on the leaves of `sig` (inputs `arg0, arg1, ...`), rebuilding its
+    pytree arguments (and static ones) for the call."""
+    body = _unwrapped(fn)
+
+    def flat(*leaves: Any) -> Any:
+        arguments = sig.unflatten(leaves)
+        if statics is None:
+            result = body(*arguments)
+        else:
+            args, kwargs = statics.rebuild(arguments)
+            result = body(*args, **kwargs)
+        if has_aux and not (isinstance(result, tuple) and len(result) == 2):
+            got = (
+                f"a tuple of {len(result)}" if isinstance(result, tuple) else type(result).__name__
+            )
+            raise TypeError(
+                f"has_aux=True requires the function to return a pair (output, aux); got {got}"
+            )
+        return result
+
+    return trace_function(flat, sig.specs)
 
 
-def _stage_primal(fn: Callable[..., Any], specs: tuple[ArraySpec, ...]) -> Staged:
-    traced = _trace(fn, specs)
+def _result_trees(traced: TracedFunction, has_aux: bool) -> tuple[PyTreeDef, PyTreeDef | None]:
+    """The structures of the differentiated output and of the aux (None without)."""
+    if not has_aux:
+        return traced.out_treedef, None
+    out_tree, aux_tree = traced.out_treedef.children()
+    return out_tree, aux_tree
+
+
+def _differentiated(traced: TracedFunction, has_aux: bool) -> tuple[int, ...] | None:
+    """The outputs to linearize: all, or the leaves of the output before the aux."""
+    if not has_aux:
+        return None
+    return tuple(range(_result_trees(traced, has_aux)[0].num_leaves))
+
+
+def _stage_primal(fn: Callable[..., Any], sig: _Signature | tuple[ArraySpec, ...],
+                  statics: _Statics | None = None) -> Staged:  # fmt: skip
+    if not isinstance(sig, _Signature):
+        sig = _Signature.of_arrays(sig)
+    traced = _trace(fn, sig, statics=statics)
     return Staged(traced, ad.materialize(traced.graph, name="primal"))
 
 
@@ -169,19 +483,26 @@ class _Derived:
         return self.staged.traced
 
 
-def _stage_jvp(fn: Callable[..., Any], specs: tuple[ArraySpec, ...]) -> _Derived:
-    """The JVP w.r.t. every argument, fused with the primal outputs."""
-    traced = _trace(fn, specs)
-    linear = ad.linearize(traced.graph, wrt=[_arg_key(i) for i in range(len(specs))])
+def _all_keys(sig: _Signature) -> list[InputKey]:
+    return [_arg_key(i) for i in range(len(sig.specs))]
+
+
+def _stage_jvp(fn: Callable[..., Any], sig: _Signature) -> _Derived:
+    """The JVP w.r.t. every argument leaf, fused with the primal outputs."""
+    traced = _trace(fn, sig)
+    linear = ad.linearize(traced.graph, wrt=_all_keys(sig))
     extra = fragment_outputs(traced.graph)
     func = ad.materialize(linear.fragment, name="jvp", extra_outputs=extra)
     return _Derived(Staged(traced, func), linear)
 
 
-def _stage_vjp(fn: Callable[..., Any], specs: tuple[ArraySpec, ...], argnums: tuple[int, ...],
-               with_primal: bool) -> _Derived:  # fmt: skip
-    traced = _trace(fn, specs)
-    linear = ad.linearize(traced.graph, wrt=[_arg_key(i) for i in argnums])
+def _stage_vjp(fn: Callable[..., Any], sig: _Signature, wrt: tuple[int, ...], with_primal: bool,
+               has_aux: bool) -> _Derived:  # fmt: skip
+    """The transposed linearization w.r.t. the leaves `wrt`, of the output only
+    (not the aux), with every primal output first when `with_primal`."""
+    traced = _trace(fn, sig, has_aux)
+    outputs = _differentiated(traced, has_aux)
+    linear = ad.linearize(traced.graph, outputs, wrt=[_arg_key(i) for i in wrt])
     transposed = ad.linear_transpose(linear)
     extra = fragment_outputs(traced.graph) if with_primal else ()
     func = ad.materialize(transposed.fragment, name="vjp", extra_outputs=extra)
@@ -220,11 +541,14 @@ def _owned(value: Any, arguments: Sequence[Any]) -> Any:
     return np.array(value, copy=True) if shared else value
 
 
-def _stage_split(fn: Callable[..., Any], specs: tuple[ArraySpec, ...], transpose: bool) -> _Split:
-    """Linearize w.r.t. every argument, unzip with `fn`'s policy, and materialize
-    the forward function and the linear map (or its transpose)."""
-    traced = _trace(fn, specs)
-    linear = ad.linearize(traced.graph, wrt=[_arg_key(i) for i in range(len(specs))])
+def _stage_split(fn: Callable[..., Any], sig: _Signature, transpose: bool,
+                 has_aux: bool) -> _Split:  # fmt: skip
+    """Linearize the output (not the aux) w.r.t. every argument leaf, unzip with
+    `fn`'s policy, and materialize the forward function and the linear map (or
+    its transpose)."""
+    traced = _trace(fn, sig, has_aux)
+    outputs = _differentiated(traced, has_aux)
+    linear = ad.linearize(traced.graph, outputs, wrt=_all_keys(sig))
     unzipped = ad.unzip(linear.fragment, _policy_of(fn))
     forward = Staged(traced, ad.materialize(unzipped.forward, name="forward"))
     transposed = ad.linear_transpose(unzipped.linear) if transpose else None
@@ -234,10 +558,11 @@ def _stage_split(fn: Callable[..., Any], specs: tuple[ArraySpec, ...], transpose
     return _Split(forward, derived, unzipped)
 
 
-def _split(fn: Callable[..., Any], specs: tuple[ArraySpec, ...], transpose: bool) -> _Split:
-    """The cached `_stage_split` of `fn` for `specs` and its policy."""
-    key = ("vjp" if transpose else "linearize", specs, _policy_of(fn))
-    return _cached(fn, key, lambda: _stage_split(fn, specs, transpose))
+def _split(fn: Callable[..., Any], sig: _Signature, transpose: bool,
+           has_aux: bool = False) -> _Split:  # fmt: skip
+    """The cached `_stage_split` of `fn` for `sig` and its policy."""
+    key = ("vjp" if transpose else "linearize", sig, _policy_of(fn), has_aux)
+    return _cached(fn, key, lambda: _stage_split(fn, sig, transpose, has_aux))
 
 
 def _normalize_argnums(argnums: int | Sequence[int], count: int) -> tuple[int, ...]:
@@ -248,18 +573,23 @@ def _normalize_argnums(argnums: int | Sequence[int], count: int) -> tuple[int, .
     return tuple(n % count for n in nums)
 
 
-def _check_like(value: Any, spec: ArraySpec, what: str) -> Any:
-    """`value` (a tangent or cotangent) must have the shape and dtype of `spec`."""
+def _check_like(value: Any, spec: ArraySpec, what: str | Callable[[], str]) -> Any:
+    """`value` (a tangent or cotangent) must have the shape and dtype of `spec`;
+    `what` names it in errors (a function: only called on an error)."""
+
+    def name() -> str:
+        return what if isinstance(what, str) else what()
+
     if isinstance(value, Tracer):
         if value.shape != spec.shape:
-            raise ValueError(f"{what} has shape {value.shape}, expected {spec.shape}")
+            raise ValueError(f"{name()} has shape {value.shape}, expected {spec.shape}")
         return value
     array = np.asarray(value)
     if array.shape != spec.shape:
-        raise ValueError(f"{what} has shape {array.shape}, expected {spec.shape}")
+        raise ValueError(f"{name()} has shape {array.shape}, expected {spec.shape}")
     if array.dtype != spec.dtype:
         if not np.can_cast(array.dtype, spec.dtype, "same_kind"):
-            raise TypeError(f"{what} has dtype {array.dtype}, expected {spec.dtype}")
+            raise TypeError(f"{name()} has dtype {array.dtype}, expected {spec.dtype}")
         array = array.astype(spec.dtype)
     return array
 
@@ -286,7 +616,7 @@ def _output_specs(traced: TracedFunction) -> list[ArraySpec]:
 
 
 def _pack(traced: TracedFunction, values: Sequence[Any]) -> Any:
-    return tree_unflatten(traced.out_tree, values)
+    return tree_unflatten(traced.out_treedef, values)
 
 
 def _primal_values(args: Sequence[Any], specs: Sequence[ArraySpec]) -> dict[InputKey, Any]:
@@ -301,45 +631,70 @@ def _primal_values(args: Sequence[Any], specs: Sequence[ArraySpec]) -> dict[Inpu
 # --------------------------------------------------------------------------
 
 
-def jit(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Trace `fn` once per signature, compile it, and call the native code."""
+def jit(fn: Callable[..., Any], *, static_argnums: int | Sequence[int] | None = None,
+        static_argnames: str | Iterable[str] | None = None) -> Callable[..., Any]:  # fmt: skip
+    """Trace `fn` once per signature, compile it, and call the native code.
+
+    Arguments (positional and keyword) are pytrees of arrays
+    (`tidu_mlir.tree_util`); Python and numpy scalars become 0-d arrays, ints
+    and bools float64 (tidu traces floating and complex arrays only). The
+    signature (structures, shapes, dtypes) is the cache key. The arguments
+    `static_argnums` (positions) and `static_argnames` (names; each completed
+    from the other through `fn`'s signature) are passed to `fn` as the Python
+    values given, not traced; they must be hashable, and each distinct value
+    (by `==` and type) is traced and compiled once. Use as `@jit`,
+    `jit(f, static_argnums=1)` or `functools.partial(jit, static_argnums=1)`."""
+    nums, names, positional = _static_parameters(fn, static_argnums, static_argnames)
 
     @functools.wraps(fn)
-    def jitted(*args: Any) -> Any:
-        specs = _specs(args)
-        staged = _cached(fn, ("jit", specs), lambda: _stage_primal(fn, specs))
-        return _pack(staged.traced, staged.call(_primal_values(args, specs)))
+    def jitted(*args: Any, **kwargs: Any) -> Any:
+        if kwargs or nums:
+            dynamic, labels, statics = _split_static(args, kwargs, nums, names, positional)
+            leaves, sig = _flatten_args(dynamic, labels)
+        else:  # only positional pytrees: no layout to record
+            statics = None
+            leaves, sig = _flatten_args(args)
+        staged = _cached(fn, ("jit", sig, statics), lambda: _stage_primal(fn, sig, statics))
+        return _pack(staged.traced, staged.call(_primal_values(leaves, sig.specs)))
 
     return jitted
 
 
 def _run_jvp(derived: _Derived, inputs: dict[InputKey, Any], tangents: Sequence[Any],
-             like: Sequence[Any]) -> tuple[list[Any], list[Any]]:  # fmt: skip
-    """Bind one tangent per primal to `inputs` (primal values or residuals), run,
-    and split into (primal outputs, tangent outputs with zeros where inactive)."""
-    specs = derived.staged.traced.input_specs
-    if len(tangents) != len(specs):
-        raise ValueError(f"expected {len(specs)} tangents (one per primal), got {len(tangents)}")
+             sig: _Signature, like: Sequence[Any]) -> tuple[list[Any], list[Any]]:  # fmt: skip
+    """Bind one tangent per primal leaf to `inputs` (primal values or residuals),
+    run, and split into (primal outputs, tangent outputs with zeros where inactive)."""
     values = dict(inputs)
-    for i, ((key, _), tangent, spec) in enumerate(
-        zip(derived.linear.tangent_inputs, tangents, specs, strict=True)
+    for k, ((key, _), tangent, spec) in enumerate(
+        zip(derived.linear.tangent_inputs, tangents, sig.specs, strict=True)
     ):
-        values[key] = _check_like(tangent, spec, f"tangent {i} (for primal {i})")
+        what = functools.partial(_tangent_name, sig, k)
+        values[key] = _check_like(tangent, spec, what)
     results = derived.staged.call(values)
-    traced = derived.staged.traced
-    primal_count = len(results) - sum(derived.linear.fragment.active_flags)
     flags = derived.linear.fragment.active_flags
-    tangent_outputs = _fill(results[primal_count:], flags, _output_specs(traced), like)
+    primal_count = len(results) - sum(flags)
+    specs = _output_specs(derived.staged.traced)[: len(flags)]
+    tangent_outputs = _fill(results[primal_count:], flags, specs, like)
     return results[:primal_count], tangent_outputs
 
 
+def _tangent_name(sig: _Signature, k: int) -> str:
+    name = sig.leaf_name(k)
+    return f"tangent {name} (for primal {name})"
+
+
 def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
-    """`(fn(*primals), J·tangents)`: forward mode, one linearization."""
-    primals, tangents = tuple(primals), tuple(tangents)
-    specs = _specs(primals)
-    derived = _cached(fn, ("jvp", specs), lambda: _stage_jvp(fn, specs))
-    values = _primal_values(primals, specs)
-    outputs, tangent_outputs = _run_jvp(derived, values, tangents, [*primals, *tangents])
+    """`(fn(*primals), J·tangents)`: forward mode, one linearization. `primals`
+    is a tuple (or list) of pytrees; `tangents` must have the same structure;
+    the tangent output has the output's structure."""
+    primals = _as_tuple(primals, "primals", "jvp")
+    tangents = _as_tuple(tangents, "tangents", "jvp")
+    leaves, sig = _flatten_args(primals)
+    tangent_leaves = _tangent_leaves(tangents, sig)
+    derived = _cached(fn, ("jvp", sig), lambda: _stage_jvp(fn, sig))
+    values = _primal_values(leaves, sig.specs)
+    like = [*leaves, *tangent_leaves]
+    outputs, tangent_outputs = _run_jvp(derived, values, tangent_leaves, sig, like)
     traced = derived.staged.traced
     return _pack(traced, outputs), _pack(traced, tangent_outputs)
 
@@ -347,35 +702,43 @@ def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any])
 def linearize(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
     """`(fn(*primals), f_jvp)`: the forward function (primal outputs and the
     residuals `fn`'s policy saves, see `checkpoint`) runs once here; `f_jvp`
-    runs only the compiled linear map on the stored residuals."""
-    specs = _specs(primals)
-    split = _split(fn, specs, transpose=False)
-    outputs, residuals = split.run_forward(primals)
+    runs only the compiled linear map on the stored residuals. Primals are
+    pytrees; `f_jvp(*tangents)` takes tangents of their structures."""
+    leaves, sig = _flatten_args(primals)
+    split = _split(fn, sig, transpose=False)
+    outputs, residuals = split.run_forward(leaves)
 
     def f_jvp(*tangents: Any) -> Any:
-        _, tangent_outputs = _run_jvp(split.derived, residuals, tangents, [*primals, *tangents])
+        tangent_leaves = _tangent_leaves(tangents, sig)
+        like = [*leaves, *tangent_leaves]
+        _, tangent_outputs = _run_jvp(split.derived, residuals, tangent_leaves, sig, like)
         return _pack(split.traced, tangent_outputs)
 
     return outputs, f_jvp
 
 
-def vjp(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
-    """`(fn(*primals), vjp_fn)`; `vjp_fn(ct)` returns one cotangent per primal
-    (for complex numbers the adjoint for Re(conj(a)·b), `docs/complex.md`). The
+def vjp(fn: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
+    """`(fn(*primals), vjp_fn)`; `vjp_fn(ct)` (`ct` with the output's structure)
+    returns a tuple with one cotangent per primal, each with its primal's
+    structure (for complex numbers the adjoint for Re(conj(a)·b),
+    `docs/complex.md`). With `has_aux=True`, `fn` returns `(output, aux)`, the
+    aux is not differentiated and `vjp` returns `(output, vjp_fn, aux)`. The
     forward function runs once here; `vjp_fn` runs only the transposed linear
     map on the residuals `fn`'s policy saves (see `checkpoint`)."""
-    specs = _specs(primals)
-    split = _split(fn, specs, transpose=True)
-    outputs, residuals = split.run_forward(primals)
-    out_specs = _output_specs(split.traced)
+    leaves, sig = _flatten_args(primals)
+    split = _split(fn, sig, transpose=True, has_aux=has_aux)
+    outputs, residuals = split.run_forward(leaves)
+    out_tree, _ = _result_trees(split.traced, has_aux)
+    out_specs = _output_specs(split.traced)[: out_tree.num_leaves]
 
     def vjp_fn(cotangent: Any) -> tuple[Any, ...]:
-        cts, _ = tree_flatten(cotangent)
-        if len(cts) != len(out_specs):
-            raise ValueError(f"vjp_fn takes {len(out_specs)} cotangents, got {len(cts)}")
-        like = [*primals, *cts]
-        return tuple(_run_transposed(split.derived, residuals, cts, out_specs, like))
+        cts = _cotangent_leaves(cotangent, out_tree)
+        like = [*leaves, *cts]
+        return sig.unflatten(_run_transposed(split.derived, residuals, cts, out_specs, like))
 
+    if has_aux:
+        output, aux = outputs
+        return output, vjp_fn, aux
     return outputs, vjp_fn
 
 
@@ -403,55 +766,88 @@ def _run_transposed(derived: _Derived, inputs: dict[InputKey, Any], cts: Sequenc
     return _fill(results[skip:], derived.transposed.fragment.active_flags, specs, like)
 
 
-def _gradient(fn: Callable[..., Any], argnums: int | Sequence[int], args: Sequence[Any],
-              with_value: bool) -> tuple[Any, Any]:  # fmt: skip
+def _check_scalar_output(out_tree: PyTreeDef, out_specs: Sequence[ArraySpec]) -> None:
+    if not out_tree.is_leaf():
+        raise TypeError(
+            f"grad requires a scalar output; got {out_tree.num_leaves} outputs "
+            f"(structure {out_tree})"
+        )
+    if out_specs[0].shape != ():
+        raise TypeError(f"grad requires a scalar output; got shape {out_specs[0].shape}")
+    if out_specs[0].dtype.kind == "c":
+        raise TypeError("grad requires a real scalar output; got a complex one (use vjp)")
+
+
+def _gradient(fn: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool,
+              args: Sequence[Any], with_value: bool) -> tuple[Any, Any]:  # fmt: skip
     """`(value or None, gradient)` of a real scalar function, from one compiled
-    function that computes the value too only when asked. It is fused (not
-    unzipped like `vjp`): one function, no residuals stored and read back."""
-    specs = _specs(args)
+    function that computes the value too only when asked (the value is
+    `(value, aux)` with `has_aux`). It is fused (not unzipped like `vjp`): one
+    function, no residuals stored and read back."""
     nums = _normalize_argnums(argnums, len(args))
+    _check_differentiable(args, nums)
+    leaves, sig = _flatten_args(args)
+    wrt = sig.leaves_of(nums)
+    with_primal = with_value or has_aux
     derived = _cached(
-        fn, ("grad", specs, nums, with_value), lambda: _stage_vjp(fn, specs, nums, with_value)
+        fn,
+        ("grad", sig, wrt, with_primal, has_aux),
+        lambda: _stage_vjp(fn, sig, wrt, with_primal, has_aux),
     )
     assert derived.transposed is not None
     traced = derived.staged.traced
     out_specs = _output_specs(traced)
-    if traced.out_tree is not None or out_specs[0].shape != ():
-        shape = out_specs[0].shape if traced.out_tree is None else f"{len(out_specs)} outputs"
-        raise TypeError(f"grad requires a scalar output; got shape {shape}")
-    if out_specs[0].dtype.kind == "c":
-        raise TypeError("grad requires a real scalar output; got a complex one (use vjp)")
-    values = _primal_values(args, specs)
+    _check_scalar_output(_result_trees(traced, has_aux)[0], out_specs)
+    values = _primal_values(leaves, sig.specs)
     if derived.linear.fragment.active_flags[0]:
         ((ct_key, _),) = derived.transposed.tangent_inputs
         values[ct_key] = np.ones((), out_specs[0].dtype)
     results = derived.staged.call(values)
-    value, gradients = (results[0], results[1:]) if with_value else (None, results)
+    count = traced.output_count if with_primal else 0
     flags = derived.transposed.fragment.active_flags
-    grads = _fill(gradients, flags, [specs[n] for n in nums], args)
+    flat = _fill(results[count:], flags, [sig.specs[k] for k in wrt], leaves)
+    grads: list[Any] = []
+    start = 0
+    for n in nums:
+        size = sig.trees[n].num_leaves
+        grads.append(tree_unflatten(sig.trees[n], flat[start : start + size]))
+        start += size
+    value = _pack(traced, results[:count]) if with_primal else None
     return value, grads[0] if isinstance(argnums, int) else tuple(grads)
 
 
-def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
-    """`(fn(*args), grad)` in one compiled function; grad per `argnums`."""
+def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
+                   has_aux: bool = False) -> Callable[..., Any]:  # fmt: skip
+    """`(fn(*args), grad)` in one compiled function; grad per `argnums` (see
+    `grad`). With `has_aux=True`, `fn` returns `(value, aux)` and the result
+    is `((value, aux), grad)`."""
 
     @functools.wraps(fn)
     def value_and_grad_fn(*args: Any) -> tuple[Any, Any]:
-        return _gradient(fn, argnums, args, with_value=True)
+        return _gradient(fn, argnums, has_aux, args, with_value=True)
 
     return value_and_grad_fn
 
 
-def grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+def grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
+         has_aux: bool = False) -> Callable[..., Any]:  # fmt: skip
     """The gradient of a real scalar function (for complex inputs ∂L/∂x + i∂L/∂y,
     `docs/complex.md`: `grad |z|²` is `2z`). The value itself is not computed.
     One fused function (the forward and transposed passes together, no
     residual round trip), so it is faster than calling `vjp`'s `vjp_fn`; a
-    `checkpoint` policy does not apply to it."""
+    `checkpoint` policy does not apply to it.
+
+    Arguments are pytrees of arrays; the gradient w.r.t. argument `argnums`
+    (an int) has that argument's structure, a tuple `argnums` gives a tuple
+    of them. Python floats become float64 0-d arrays; an integer or boolean
+    argument differentiated is a TypeError (as in JAX). With `has_aux=True`,
+    `fn` returns `(value, aux)`; the aux (any pytree of arrays) is not
+    differentiated and the result is `(grad, aux)`."""
 
     @functools.wraps(fn)
     def grad_fn(*args: Any) -> Any:
-        return _gradient(fn, argnums, args, with_value=False)[1]
+        value, gradient = _gradient(fn, argnums, has_aux, args, with_value=has_aux)
+        return (gradient, value[1]) if has_aux else gradient
 
     return grad_fn
 
@@ -520,34 +916,37 @@ def hessian(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
 
 
 def hvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
-    """The Hessian-vector product `H·v` as forward over reverse (`jvp(grad(fn))`)."""
-    nums = tuple(range(len(tuple(primals))))
+    """The Hessian-vector product `H·v` as forward over reverse (`jvp(grad(fn))`),
+    with the structure of the primals (one primal: its structure alone)."""
+    primals = _as_tuple(primals, "primals", "hvp")
+    tangents = _as_tuple(tangents, "tangents", "hvp")
+    nums = tuple(range(len(primals)))
     grad_fn = grad(fn, nums)
-    _, product = jvp(lambda *xs: grad_fn(*xs), tuple(primals), tuple(tangents))
+    _, product = jvp(lambda *xs: grad_fn(*xs), primals, tangents)
     return product[0] if len(nums) == 1 else product
 
 
 def linear_transpose(fn_lin: Callable[..., Any], *primals: Any) -> Callable[..., Any]:
-    """The transpose of a linear function of arrays shaped like `primals`; a
-    function that is not linear is refused with the verifier's message."""
-    specs = _specs(primals)
-    traced = _trace(fn_lin, specs)
+    """The transpose of a linear function of pytrees of arrays shaped like
+    `primals`: `transpose_fn(ct)` (`ct` with the output's structure) returns one
+    cotangent per primal, with its structure. A function that is not linear is
+    refused with the verifier's message."""
+    _, sig = _flatten_args(primals)
+    traced = _trace(fn_lin, sig)
     module = traced.module
-    linear = linear_fragment_from_graph(
-        module, traced.graph, [_arg_key(i) for i in range(len(specs))]
-    )
+    linear = linear_fragment_from_graph(module, traced.graph, _all_keys(sig))
     transposed = ad.linear_transpose(linear)
     func = ad.materialize(transposed.fragment, name="transpose")
     staged = Staged(traced, func)
     out_specs = [ArraySpec.of_value(v) for v in fragment_outputs(linear)]
 
     def transpose_fn(cotangent: Any) -> tuple[Any, ...]:
-        cts, _ = tree_flatten(cotangent)
+        cts = _cotangent_leaves(cotangent, traced.out_treedef)
         values: dict[InputKey, Any] = {}
         for (key, _), ct, spec in zip(transposed.tangent_inputs, cts, out_specs, strict=True):
             values[key] = _check_like(ct, spec, "cotangent")
         results = staged.call(values)
-        return tuple(_fill(results, transposed.fragment.active_flags, specs, cts))
+        return sig.unflatten(_fill(results, transposed.fragment.active_flags, sig.specs, cts))
 
     return transpose_fn
 
@@ -594,8 +993,8 @@ def _policy_of(fn: Callable[..., Any]) -> str:
 def saved_residuals(fn: Callable[..., Any], *args: Any) -> list[ad.Residual]:
     """What `linearize(fn, *args)` stores under `fn`'s policy: one entry per
     residual (`shape`, `dtype`, `nbytes`, `source`), nothing run or compiled."""
-    specs = _specs(args)
-    split = _split(fn, specs, transpose=False)
+    _, sig = _flatten_args(args)
+    split = _split(fn, sig, transpose=False)
     return split.unzipped.residuals
 
 
@@ -625,10 +1024,10 @@ def lower(fn: Callable[..., Any], *example_args: Any) -> dict[str, str]:
 
 def _stages(fn: Callable[..., Any], example_args: Sequence[Any]) -> Iterator[tuple[str, str]]:
     """(stage, text) in pipeline order, each computed when the caller asks for it."""
-    specs = _specs(example_args)
-    traced = _trace(fn, specs)
+    _, sig = _flatten_args(example_args)
+    traced = _trace(fn, sig)
     yield "trace", str(traced.module)
-    linear = ad.linearize(traced.graph, wrt=[_arg_key(i) for i in range(len(specs))])
+    linear = ad.linearize(traced.graph, wrt=_all_keys(sig))
     yield "jvp", str(traced.module)
     copy = traced.module.clone()
     ad.unzip((copy, fragment_path(linear.fragment)), _policy_of(fn))

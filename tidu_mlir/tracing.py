@@ -26,6 +26,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from tidu_mlir.array_operators import ArrayOperators
 from tidu_mlir.dialects import cg, prim
 from tidu_mlir.graph import fragment_outputs
+from tidu_mlir.tree_util import PyTreeDef, tree_flatten, tree_structure
 from tidu_mlir.types import numpy_dtype
 
 TRACEABLE_DTYPES = tuple(np.dtype(d) for d in (np.float32, np.float64, np.complex64, np.complex128))
@@ -44,9 +45,15 @@ class ArraySpec:
 
     @staticmethod
     def of(value: Any, name: str) -> ArraySpec:
-        """The spec of a concrete argument or a tracer; ints and bools are refused."""
+        """The spec of a concrete argument or a tracer; ints and bools are refused,
+        and so are containers (a tuple of arrays is a pytree, never stacked)."""
         if isinstance(value, Tracer):
             return ArraySpec(value.shape, value.dtype)
+        if not tree_structure(value).is_leaf():
+            raise TypeError(
+                f"argument {name} is a {type(value).__name__} (a pytree of "
+                f"{tree_structure(value).num_leaves} leaves), not an array"
+            )
         array = np.asarray(value)
         if array.dtype not in TRACEABLE_DTYPES:
             raise TypeError(
@@ -227,36 +234,6 @@ def emit(trace: Trace, op: Operation) -> Tracer:
     return Tracer(op.results[0], trace)
 
 
-OutputTree = tuple[type, tuple["OutputTree", ...]] | None
-"""The nesting of a function's results: None for one array, else (tuple or list, children)."""
-
-
-def tree_flatten(value: Any) -> tuple[list[Any], OutputTree]:
-    """Flatten nested tuples and lists of arrays into leaves and their structure."""
-    if not isinstance(value, tuple | list):
-        return [value], None
-    leaves: list[Any] = []
-    children: list[OutputTree] = []
-    for item in value:
-        item_leaves, item_tree = tree_flatten(item)
-        leaves.extend(item_leaves)
-        children.append(item_tree)
-    return leaves, (type(value), tuple(children))
-
-
-def tree_unflatten(tree: OutputTree, leaves: Sequence[Any]) -> Any:
-    """Rebuild the nested structure `tree` from `leaves` (inverse of tree_flatten)."""
-    remaining = iter(leaves)
-
-    def build(node: OutputTree) -> Any:
-        if node is None:
-            return next(remaining)
-        kind, children = node
-        return kind(build(child) for child in children)
-
-    return build(tree)
-
-
 @dataclass
 class TracedFunction:
     """A function traced into a module holding one `cg.graph` (one output per leaf)."""
@@ -264,18 +241,33 @@ class TracedFunction:
     module: ModuleOp
     graph: cg.GraphOp
     input_specs: tuple[ArraySpec, ...]
-    out_tree: OutputTree
+    out_treedef: PyTreeDef
+    """The pytree structure of the results (`tidu_mlir.tree_util`)."""
     closures: list[tuple[Tracer, cg.InputOp]]
 
     @property
     def output_count(self) -> int:
         return len(fragment_outputs(self.graph))
 
+    @property
+    def out_tree(self) -> Any:
+        """The nesting of the results as plain values: None for one leaf, else
+        `(node type, (children...))` (e.g. `(tuple, (None, None))` for a pair)."""
+        return _nesting(self.out_treedef)
+
+
+def _nesting(treedef: PyTreeDef) -> Any:
+    if treedef.is_leaf():
+        return None
+    return treedef.type, tuple(_nesting(child) for child in treedef.children())
+
 
 def trace_function(
     f: Callable[..., Any], specs: Sequence[ArraySpec], name: str = "f"
 ) -> TracedFunction:
-    """Trace `f` on abstract arguments into `cg.graph @name` with inputs `arg0, arg1, ...`."""
+    """Trace `f` on abstract arguments into `cg.graph @name` with inputs `arg0, arg1, ...`.
+
+    `f`'s result may be any pytree (`tidu_mlir.tree_util`): one output per leaf."""
     block = Block()
     graph = cg.GraphOp(name, Region(block))
     module = ModuleOp([graph])
