@@ -26,12 +26,14 @@ outputs (then the scalar result): one value alone, several as a tuple, or None.
 
 import hashlib
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn, cast
 
 import cffi
+import llvmlite.binding as llvm_binding
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, cf, func, llvm, math, memref, scf
@@ -48,7 +50,13 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 from xdsl.parser import Parser
 
-from tidu_mlir.lowering.backend import create_engine, optimize, translate_to_llvm_ir
+from tidu_mlir.lowering.backend import (
+    LLVM_LOCK,
+    create_engine,
+    new_target_machine,
+    optimize,
+    translate_to_llvm_ir,
+)
 from tidu_mlir.lowering.pipeline import lower_to_llvm_dialect
 
 NUM_OUTPUTS_ATTR = "tidu.num_outputs"
@@ -167,6 +175,31 @@ class Signature:
         result = ScalarParam("result", numpy_dtype(results[0])) if results else None
         return Signature(name, tuple(params[:n_in]), tuple(outputs), result)
 
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-able description (`from_json` reads it back): names, shapes, dtypes."""
+        return {
+            "name": self.name,
+            "inputs": [_param_json(p) for p in self.inputs],
+            "outputs": [_param_json(p) for p in self.outputs],
+            "result": None if self.result is None else _param_json(self.result),
+        }
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> "Signature":
+        """The signature `to_json` described; `ValueError` if it is malformed."""
+        try:
+            inputs = tuple(_param_from_json(p) for p in data["inputs"])
+            outputs = tuple(_param_from_json(p) for p in data["outputs"])
+            result = None if data["result"] is None else _param_from_json(data["result"])
+            name = data["name"]
+        except (KeyError, TypeError) as error:
+            raise ValueError(f"malformed signature: {error!r}") from error
+        if not isinstance(name, str) or not all(isinstance(p, BufferParam) for p in outputs):
+            raise ValueError("malformed signature: bad name or output")
+        if result is not None and not isinstance(result, ScalarParam):
+            raise ValueError("malformed signature: the result must be a scalar")
+        return Signature(name, inputs, cast(tuple[BufferParam, ...], outputs), result)
+
     def c_prototype(self) -> str:
         """The C function-pointer type of the native entry point (cffi syntax)."""
         args = [
@@ -175,6 +208,30 @@ class Signature:
         ]
         restype = "void" if self.result is None else _c_scalar(self.result.dtype)
         return f"{restype} (*)({', '.join(args) or 'void'})"
+
+
+def _param_json(param: Param) -> dict[str, Any]:
+    if isinstance(param, BufferParam):
+        return {"name": param.name, "shape": list(param.shape), "dtype": param.dtype.name}
+    return {"name": param.name, "dtype": param.dtype.name}
+
+
+_JSON_DTYPES = frozenset(
+    ("float32", "float64", "complex64", "complex128", "bool", "int8", "int16", "int32", "int64")
+)
+
+
+def _param_from_json(data: dict[str, Any]) -> Param:
+    name, dtype_name = data["name"], data["dtype"]
+    if not isinstance(name, str) or dtype_name not in _JSON_DTYPES:
+        raise ValueError(f"malformed parameter {data!r}")
+    dtype = np.dtype(dtype_name)
+    if "shape" not in data:
+        return ScalarParam(name, dtype)
+    shape = data["shape"]
+    if not isinstance(shape, list) or not all(type(d) is int and d >= 0 for d in shape):
+        raise ValueError(f"malformed shape in {data!r}")
+    return BufferParam(name, tuple(shape), dtype)
 
 
 def _check_buffer(fn: str, index: int, param: BufferParam, value: object) -> object:
@@ -288,9 +345,26 @@ class CompiledModule:
     `JitFunction` taken from it are gone.
     """
 
-    def __init__(self, module: ModuleOp, consume: bool = False) -> None:
+    llvm_ir: str | None
+    """The optimized LLVM IR, for inspection and tests (None when loaded from
+    object code, `CompiledModule.load`)."""
+
+    object_code: bytes | None
+    """The relocatable object MCJIT generated, when asked for (`keep_object`)."""
+
+    def __init__(
+        self,
+        module: ModuleOp,
+        consume: bool = False,
+        *,
+        timings: dict[str, float] | None = None,
+        keep_object: bool = False,
+    ) -> None:
         """Compile `module`; with `consume` it is lowered in place instead of a copy
-        (the caller gives it up: saves a clone of a large module)."""
+        (the caller gives it up: saves a clone of a large module). Each stage's
+        time in seconds is added to `timings` (`lower-to-llvm`, `translate`,
+        `llvm-opt`, `codegen`); with `keep_object` the generated object code is
+        kept in `object_code` (for the disk cache)."""
         self.prototypes = {
             op.sym_name.data: Prototype.of(op)
             for op in module.ops
@@ -298,26 +372,100 @@ class CompiledModule:
             and not op.is_declaration
             and op.sym_visibility != builtin.StringAttr("private")
         }
+        self._signatures: dict[str, Signature] = {}
+        clock = time.perf_counter()
         lowered = module if consume else module.clone()
         lower_to_llvm_dialect(lowered)
-        optimized = optimize(translate_to_llvm_ir(lowered))
+        clock = _lap(timings, "lower-to-llvm", clock)
+        text = translate_to_llvm_ir(lowered)
+        clock = _lap(timings, "translate", clock)
+        optimized = optimize(text)
         self.llvm_ir = str(optimized)
-        """The optimized LLVM IR, for inspection and tests."""
-        self._engine = create_engine(optimized)
+        clock = _lap(timings, "llvm-opt", clock)
+        self.object_code = None
+        if keep_object:
+            self._engine, self.object_code = _engine_keeping_object(optimized)
+        else:
+            self._engine = create_engine(optimized)
+        _lap(timings, "codegen", clock)
+
+    @classmethod
+    def load(cls, object_code: bytes, signatures: dict[str, Signature]) -> "CompiledModule":
+        """A module from object code MCJIT generated before (`object_code`) and the
+        signatures of its entry points: no lowering, optimization or codegen.
+        Every external symbol it calls must already be loaded in the process."""
+        self = cls.__new__(cls)
+        self.prototypes = {}
+        self._signatures = dict(signatures)
+        self.llvm_ir = None
+        self.object_code = object_code
+        self._engine = _engine_from_object(object_code)
+        return self
 
     @property
     def function_names(self) -> list[str]:
-        return list(self.prototypes)
+        return list(self.prototypes or self._signatures)
+
+    def signature(self, name: str, num_outputs: int | None = None) -> Signature:
+        """The signature of the entry point `name` (see `function`)."""
+        if name in self.prototypes:
+            return Signature.of(self.prototypes[name], num_outputs)
+        known = self._signatures.get(name)
+        if known is None:
+            raise KeyError(f"no function @{name} (have {', '.join(self.function_names)})")
+        if num_outputs is not None and num_outputs != len(known.outputs):
+            raise ValueError(f"@{name} was loaded with {len(known.outputs)} outputs")
+        return known
 
     def function(self, name: str, num_outputs: int | None = None) -> JitFunction:
         """The entry point `name`; `num_outputs` overrides its `tidu.num_outputs`."""
-        if name not in self.prototypes:
-            raise KeyError(f"no function @{name} (have {', '.join(self.prototypes)})")
-        signature = Signature.of(self.prototypes[name], num_outputs)
-        return JitFunction(self, signature, self._engine.get_function_address(name))
+        signature = self.signature(name, num_outputs)
+        address = self._engine.get_function_address(name)
+        if not address:
+            raise KeyError(f"no native symbol @{name} in the compiled code")
+        return JitFunction(self, signature, address)
 
     def __getitem__(self, name: str) -> JitFunction:
         return self.function(name)
+
+
+def _lap(timings: dict[str, float] | None, stage: str, start: float) -> float:
+    """Add the time since `start` to `timings[stage]`; the current time."""
+    now = time.perf_counter()
+    if timings is not None:
+        timings[stage] = timings.get(stage, 0.0) + now - start
+    return now
+
+
+def _engine_keeping_object(
+    module: llvm_binding.ModuleRef,
+) -> tuple[llvm_binding.ExecutionEngine, bytes]:
+    """`backend.create_engine`, also returning the object code MCJIT generated
+    (through its object cache's notification: no second code generation)."""
+    objects: list[bytes] = []
+    with LLVM_LOCK:
+        engine = llvm_binding.create_mcjit_compiler(module, new_target_machine())
+        engine.set_object_cache(notify_func=lambda _module, data: objects.append(bytes(data)))
+        engine.finalize_object()
+        engine.run_static_constructors()
+    if len(objects) != 1:
+        raise RuntimeError(f"MCJIT generated {len(objects)} objects, expected one")
+    return engine, objects[0]
+
+
+def _engine_from_object(object_code: bytes) -> llvm_binding.ExecutionEngine:
+    """An MCJIT engine (with its own target machine) running `object_code`."""
+    with LLVM_LOCK:
+        machine = new_target_machine()
+        empty = llvm_binding.parse_assembly("")
+        empty.triple = machine.triple
+        empty.data_layout = str(machine.target_data)
+        engine = llvm_binding.create_mcjit_compiler(empty, machine)
+        # The engine takes the object's buffer over (llvmlite moves the binary).
+        engine.add_object_file(llvm_binding.ObjectFileRef.from_data(object_code))
+        engine.finalize_object()
+        engine.run_static_constructors()
+        return engine
 
 
 _DIALECTS = (

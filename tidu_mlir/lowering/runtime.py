@@ -15,55 +15,115 @@ dtypes), least recently used first out beyond `CACHE_SIZE`; compiling the same
 function twice in a process returns the same `CompiledFunction`. The machine
 code lives as long as the `CompiledFunction` (it holds the engine). Calls release
 the GIL and are thread-safe.
+
+Disk cache (`disk_cache`): on an in-process miss the object code is looked up on
+disk (key: that SHA-256, the lowering options of `lowering_options()` and the
+toolchain); a hit loads it into a fresh MCJIT engine with the stored signature,
+skipping lowering, optimization and codegen. A miss compiles and stores it.
+
+`TIDU_LOG_COMPILES=1` prints one line per compilation to stderr with the time
+of each stage (`key`: printing and hashing the function, `disk-key`, `lower-to-loops`,
+`lower-to-llvm`, `translate`, `llvm-opt`, `codegen`, `disk-load`/`disk-store`).
+`COUNTS` counts lowerings and disk hits in this process.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import sys
 import threading
-from collections import OrderedDict
+import time
+from collections import Counter, OrderedDict
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import Builtin, ModuleOp, TensorType
+from xdsl.parser import Parser
 from xdsl.traits import SymbolTable
 
+from tidu_mlir.dialects.cg import CG
+from tidu_mlir.dialects.prim import PRIM
+from tidu_mlir.lowering import backend, blas, disk_cache, fusion, parallel, prim_to_loops
 from tidu_mlir.lowering.allocator import retain_freed_memory
-from tidu_mlir.lowering.jit import CompiledModule, JitFunction
+from tidu_mlir.lowering.jit import BufferParam, CompiledModule, JitFunction, Signature
 from tidu_mlir.lowering.lower_to_llvm import lower_prim_to_loops
-from tidu_mlir.types import numpy_dtype
+from tidu_mlir.lowering.vector_library import libmvec_available
 
 CACHE_SIZE = 256
 
+COUNTS: Counter[str] = Counter()
+"""`lowerings` (functions lowered and compiled) and `disk-hits` (functions loaded
+from the disk cache instead) in this process."""
+
 
 class CompiledFunction:
-    """A compiled tensor function: call it with one numpy array per argument."""
+    """A compiled tensor function: call it with one numpy array per argument.
 
-    def __init__(self, function: func.FuncOp):
+    `CompiledFunction(function)` always compiles (no cache); `compile_function`
+    goes through the caches.
+    """
+
+    def __init__(
+        self,
+        function: func.FuncOp,
+        *,
+        timings: dict[str, float] | None = None,
+        keep_object: bool = False,
+    ):
+        """Compile `function`, adding each stage's time to `timings`; with
+        `keep_object` the object code stays in `self.module.object_code`."""
         self.name = function.sym_name.data
         inputs = function.function_type.inputs.data
         outputs = function.function_type.outputs.data
         for typ in (*inputs, *outputs):
             if not isinstance(typ, TensorType):
                 raise TypeError(f"@{self.name}: only tensor arguments and results, got {typ}")
-        self.input_types: tuple[TensorType, ...] = tuple(inputs)  # pyright: ignore[reportAttributeAccessIssue]
-        self.output_types: tuple[TensorType, ...] = tuple(outputs)  # pyright: ignore[reportAttributeAccessIssue]
+        start = time.perf_counter()
         module = ModuleOp([function.clone()])
         lower_prim_to_loops(module, Context(allow_unregistered=True))
+        if timings is not None:
+            timings["lower-to-loops"] = time.perf_counter() - start
         # Cached by this function's text (`compile_function`): no second key to print.
-        self.module = CompiledModule(module, consume=True)
+        self.module = CompiledModule(module, consume=True, timings=timings, keep_object=keep_object)
+        self._source: str | None = None
+        self._bind()
+        COUNTS["lowerings"] += 1
+
+    @classmethod
+    def loaded(cls, name: str, module: CompiledModule, source: str) -> CompiledFunction:
+        """The function `name` of `module` loaded from object code; `source` is the
+        function's text (lowered again only if its LLVM IR is asked for)."""
+        self = cls.__new__(cls)
+        self.name = name
+        self.module = module
+        self._source = source
+        self._bind()
+        return self
+
+    def _bind(self) -> None:
         self._native: JitFunction = self.module[self.name]
         self._rank0 = tuple(
-            (i, numpy_dtype(t.get_element_type()))
-            for i, t in enumerate(self.input_types)
-            if not t.get_shape()
+            (i, p.dtype)
+            for i, p in enumerate(self.signature.inputs)
+            if isinstance(p, BufferParam) and not p.shape
         )
 
     @property
+    def signature(self) -> Signature:
+        """Names, shapes and dtypes of the native inputs and outputs."""
+        return self._native.signature
+
+    @property
     def llvm_ir(self) -> str:
-        """The optimized LLVM IR."""
+        """The optimized LLVM IR (a function loaded from the disk cache is lowered
+        again from its text for it)."""
+        if self.module.llvm_ir is None:
+            assert self._source is not None
+            self.module.llvm_ir = CompiledFunction(_parse_function(self._source)).llvm_ir
         return self.module.llvm_ir
 
     def __call__(self, *args: object) -> Any:
@@ -88,19 +148,141 @@ _lock = threading.Lock()
 
 
 def compile_function(target: func.FuncOp | ModuleOp, name: str | None = None) -> CompiledFunction:
-    """Compile `target` (a `func.func`, or the function `name` of a module), cached."""
+    """Compile `target` (a `func.func`, or the function `name` of a module), cached
+    in the process and on disk (`disk_cache`)."""
     retain_freed_memory()
     function = _find_function(target, name)
-    key = hashlib.sha256(str(function).encode()).hexdigest()
+    start = time.perf_counter()
+    source = str(function)
+    key = hashlib.sha256(source.encode()).hexdigest()
     with _lock:
         if (hit := _cache.get(key)) is not None:
             _cache.move_to_end(key)
             return hit
-        compiled = CompiledFunction(function)
+        compiled = _compile(function, source, key, start)
         _cache[key] = compiled
         if len(_cache) > CACHE_SIZE:
             _cache.popitem(last=False)
         return compiled
+
+
+def lowering_options() -> dict[str, Any]:
+    """The settings besides the function's text that change its object code (read
+    at each compilation: tests change thresholds), part of the disk cache key."""
+    return {
+        "opt-level": backend.OPT_LEVEL,
+        "parallel-min-work": parallel.PARALLEL_MIN_WORK,
+        "max-threads": parallel.MAX_THREADS,
+        "grain": parallel.GRAIN,
+        "blas-min-flops": blas.BLAS_MIN_FLOPS,
+        "gemv-min-flops": blas.GEMV_MIN_FLOPS,
+        "max-cluster-ops": fusion.MAX_CLUSTER_OPS,
+        "alignment": prim_to_loops.ALIGNMENT,
+    }
+
+
+def _compile(function: func.FuncOp, source: str, digest: str, start: float) -> CompiledFunction:
+    """A function missing from the process cache: from the disk cache, or compiled
+    (and stored there)."""
+    timings = {"key": time.perf_counter() - start}
+    root = disk_cache.get_cache_dir()
+    if root is None:
+        compiled = CompiledFunction(function, timings=timings)
+        _log(compiled.name, timings, start, "")
+        return compiled
+    clock = time.perf_counter()
+    key = disk_cache.entry_key(digest, lowering_options())
+    clock = _lap(timings, "disk-key", clock)
+    if (loaded := _load(root, key, source)) is not None:
+        _lap(timings, "disk-load", clock)
+        _log(loaded.name, timings, start, " (disk cache hit)")
+        return loaded
+    compiled = CompiledFunction(function, timings=timings, keep_object=True)
+    clock = time.perf_counter()
+    _store(root, key, compiled)
+    _lap(timings, "disk-store", clock)
+    _log(compiled.name, timings, start, " (disk cache miss)")
+    return compiled
+
+
+def _lap(timings: dict[str, float], stage: str, start: float) -> float:
+    now = time.perf_counter()
+    timings[stage] = now - start
+    return now
+
+
+_LIBRARIES = {
+    # library: (marker in the optimized LLVM IR, loader)
+    "mvec": ("@_ZGV", libmvec_available),
+    "gomp": ("@GOMP_", parallel.libgomp_available),
+    "blas": ("@scipy_cblas_", lambda: bool(blas.blas_symbols())),
+}
+"""The shared libraries compiled code may call: an entry records those it needs,
+and they are loaded before it (MCJIT resolves its symbols in the process)."""
+
+
+def _store(root: Path, key: str, compiled: CompiledFunction) -> None:
+    module = compiled.module
+    assert module.object_code is not None and module.llvm_ir is not None
+    libraries = [lib for lib, (marker, _) in _LIBRARIES.items() if marker in module.llvm_ir]
+    metadata = {
+        "function": compiled.name,
+        "signatures": {compiled.name: compiled.signature.to_json()},
+        "libraries": libraries,
+    }
+    disk_cache.store(root, key, metadata, module.object_code)
+    module.object_code = None  # on disk now: no copy kept in memory
+
+
+def _load(root: Path, key: str, source: str) -> CompiledFunction | None:
+    """The entry of `key` as a `CompiledFunction`, or None (a miss; an unusable
+    entry is reported and deleted)."""
+    entry = disk_cache.load(root, key)
+    if entry is None:
+        return None
+    path = disk_cache.entry_path(root, key)
+    try:
+        metadata = entry.metadata
+        name = metadata["function"]
+        signatures = {n: Signature.from_json(s) for n, s in metadata["signatures"].items()}
+        libraries = metadata["libraries"]
+        if not isinstance(name, str) or name not in signatures or not isinstance(libraries, list):
+            raise ValueError("no signature of the function")
+        if any(lib not in _LIBRARIES for lib in libraries):
+            raise ValueError(f"unknown libraries {libraries}")
+    except (KeyError, TypeError, AttributeError, ValueError) as error:
+        disk_cache.discard(path, f"bad metadata ({error!r})")
+        return None
+    if not all(_LIBRARIES[lib][1]() for lib in libraries):
+        return None  # a library it calls is missing in this process: compile anew
+    try:
+        module = CompiledModule.load(entry.object_code, signatures)
+        compiled = CompiledFunction.loaded(name, module, source)
+    except (RuntimeError, KeyError, ValueError) as error:
+        disk_cache.discard(path, f"cannot load the object code ({error})")
+        return None
+    COUNTS["disk-hits"] += 1
+    return compiled
+
+
+def _log(name: str, timings: dict[str, float], start: float, note: str) -> None:
+    """With `TIDU_LOG_COMPILES` set (not 0): one line of stage times to stderr."""
+    if os.environ.get("TIDU_LOG_COMPILES", "0") in ("", "0"):
+        return
+    stages = ", ".join(f"{stage} {seconds:.3f} s" for stage, seconds in timings.items())
+    total = time.perf_counter() - start
+    print(f"tidu: compile @{name}: {stages}, total {total:.3f} s{note}", file=sys.stderr)
+
+
+def _parse_function(source: str) -> func.FuncOp:
+    """The `func.func` printed as `source`."""
+    ctx = Context(allow_unregistered=True)
+    for dialect in (Builtin, func.Func, arith.Arith, PRIM, CG):
+        ctx.load_dialect(dialect)
+    op = Parser(ctx, source).parse_op()
+    if not isinstance(op, func.FuncOp):
+        raise TypeError(f"expected a func.func, got {op.name}")
+    return op
 
 
 def llvm_ir(target: func.FuncOp | ModuleOp, name: str | None = None) -> str:
@@ -123,6 +305,7 @@ def _find_function(target: func.FuncOp | ModuleOp, name: str | None) -> func.Fun
 
 
 def clear_cache() -> None:
-    """Forget every cached compiled function."""
+    """Forget every compiled function cached in this process (the disk cache stays:
+    `disk_cache.clear()`)."""
     with _lock:
         _cache.clear()
