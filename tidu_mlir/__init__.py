@@ -25,6 +25,7 @@ from tidu_mlir.api import (
     saved_residuals,
     value_and_grad,
     vjp,
+    vmap,
 )
 
 __all__ = [
@@ -45,4 +46,5 @@ __all__ = [
     "tree_util",
     "value_and_grad",
     "vjp",
+    "vmap",
 ]

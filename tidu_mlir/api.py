@@ -46,7 +46,13 @@ from tidu_mlir.tracing import (
     current_trace,
     trace_function,
 )
-from tidu_mlir.tree_util import PyTreeDef, tree_flatten, tree_structure, tree_unflatten
+from tidu_mlir.tree_util import (
+    PyTreeDef,
+    broadcast_prefix_leaves,
+    tree_flatten,
+    tree_structure,
+    tree_unflatten,
+)
 
 # --------------------------------------------------------------------------
 # Staged functions: a materialized func and how to call it
@@ -951,6 +957,163 @@ def linear_transpose(fn_lin: Callable[..., Any], *primals: Any) -> Callable[...,
     return transpose_fn
 
 
+# --------------------------------------------------------------------------
+# vmap: the batch pass on a traced function
+# --------------------------------------------------------------------------
+
+
+def _leaf_axes(axes: Any, values: Any, what: str) -> list[int | None]:
+    """One axis per leaf of `values`: `axes` is an int, None, or a pytree prefix
+    of `values` (JAX's `in_axes` / `out_axes` forms)."""
+    try:
+        flat = broadcast_prefix_leaves(axes, values)
+    except ValueError as error:
+        raise ValueError(f"vmap {what} {axes!r} does not match the structure: {error}") from None
+    for axis in flat:
+        if axis is not None and (not isinstance(axis, int) or isinstance(axis, bool)):
+            raise TypeError(f"vmap {what} must hold ints or None, got {axis!r}")
+    return flat
+
+
+def _move_axis(x: Any, source: int, destination: int) -> Any:
+    if source == destination:
+        return x
+    if isinstance(x, Tracer):
+        order = [d for d in range(x.ndim) if d != source]
+        order.insert(destination, source)
+        return tnp.transpose(x, tuple(order))
+    return np.moveaxis(x, source, destination)
+
+
+def _batch_size(
+    leaves: Sequence[Any], axes: Sequence[int | None], sig: _Signature, axis_size: int | None
+) -> int:
+    """The common extent of the mapped axes; a mismatch names the leaves and sizes."""
+    sizes = {
+        sig.leaf_name(k): leaf.shape[axis]
+        for k, (leaf, axis) in enumerate(zip(leaves, axes, strict=True))
+        if axis is not None
+    }
+    distinct = set(sizes.values())
+    if axis_size is not None:
+        distinct.add(axis_size)
+    if not distinct:
+        raise ValueError("vmap needs a mapped argument (an in_axes entry not None) or axis_size")
+    if len(distinct) > 1:
+        listed = ", ".join(f"argument {name}: {size}" for name, size in sizes.items())
+        extra = f", axis_size: {axis_size}" if axis_size is not None else ""
+        raise ValueError(f"vmap got inconsistent sizes for the mapped axes: {listed}{extra}")
+    return distinct.pop()
+
+
+def _normalized_axes(
+    leaves: Sequence[Any], axes: Sequence[int | None], sig: _Signature
+) -> list[int | None]:
+    result: list[int | None] = []
+    for k, (leaf, axis) in enumerate(zip(leaves, axes, strict=True)):
+        if axis is not None:
+            rank = len(leaf.shape)
+            if not -rank <= axis < rank:
+                raise ValueError(
+                    f"vmap in_axes {axis} is out of range for argument {sig.leaf_name(k)} "
+                    f"of rank {rank}"
+                )
+            axis %= rank
+        result.append(axis)
+    return result
+
+
+@dataclass
+class _Vectorized:
+    """A function batched by `ad.batch`: which outputs carry the batch axis."""
+
+    staged: Staged
+    batched_outputs: tuple[bool, ...]
+
+    @property
+    def traced(self) -> TracedFunction:
+        return self.staged.traced
+
+
+def _stage_vmap(
+    fn: Callable[..., Any], sig: _Signature, mapped: tuple[bool, ...], size: int
+) -> _Vectorized:
+    traced = _trace(fn, sig)
+    flags = [*mapped, *(False for _ in traced.closures)]
+    batched = ad.batch(traced.graph, flags, size)
+    func = ad.materialize(batched.graph, name="batched")
+    return _Vectorized(Staged(traced, func), batched.batched_outputs)
+
+
+def vmap(
+    fn: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None = None
+) -> Callable[..., Any]:
+    """`fn` mapped over an axis of its arguments, as one batched function (the
+    `batch` pass): `in_axes` is an int, None (not mapped: the same value for
+    every example) or a pytree prefix of the arguments (a tuple with one entry
+    per argument); `out_axes` likewise for the results. Nests, and composes
+    with the AD transforms both ways (`vmap(grad(f))`, `grad` of a vmap)."""
+
+    @functools.wraps(fn)
+    def vmapped(*args: Any) -> Any:
+        leaves, sig = _flatten_args(args)
+        axes_tree = in_axes if not isinstance(in_axes, list) else tuple(in_axes)
+        if isinstance(axes_tree, tuple) and len(axes_tree) != len(args):
+            raise ValueError(f"vmap in_axes has {len(axes_tree)} entries for {len(args)} arguments")
+        axes = _normalized_axes(leaves, _leaf_axes(axes_tree, args, "in_axes"), sig)
+        size = _batch_size(leaves, axes, sig, axis_size)
+        moved = [
+            leaf if axis is None else _move_axis(leaf, axis, 0)
+            for leaf, axis in zip(leaves, axes, strict=True)
+        ]
+        example = _Signature(
+            sig.trees,
+            tuple(
+                spec
+                if axis is None
+                else ArraySpec(spec.shape[:axis] + spec.shape[axis + 1 :], spec.dtype)
+                for spec, axis in zip(sig.specs, axes, strict=True)
+            ),
+        )
+        mapped = tuple(axis is not None for axis in axes)
+        stage = _cached(
+            fn, ("vmap", example, mapped, size), lambda: _stage_vmap(fn, example, mapped, size)
+        )
+        values: dict[InputKey, Any] = {_arg_key(k): value for k, value in enumerate(moved)}
+        results = stage.staged.call(values)
+        out = _pack(stage.traced, results)
+        out_leaf_axes = _leaf_axes(out_axes, out, "out_axes")
+        placed = [
+            _place_output(r, flag, axis, size, k)
+            for k, (r, flag, axis) in enumerate(
+                zip(results, stage.batched_outputs, out_leaf_axes, strict=True)
+            )
+        ]
+        return _pack(stage.traced, placed)
+
+    return vmapped
+
+
+def _place_output(value: Any, batched: bool, axis: int | None, size: int, index: int) -> Any:
+    """A result with its batch axis at `axis`: unbatched results are broadcast
+    (or returned as they are for `axis=None`)."""
+    if axis is None:
+        if batched:
+            raise ValueError(f"vmap out_axes is None for output {index}, which is batched")
+        return value
+    if not batched:
+        shape = (size, *tnp.shape(value))
+        value = (
+            tnp.broadcast_to(value, shape)
+            if isinstance(value, Tracer)
+            else np.array(np.broadcast_to(value, shape))
+        )
+    rank = len(tnp.shape(value))
+    if not -rank <= axis < rank:
+        raise ValueError(f"vmap out_axes {axis} is out of range for output {index} of rank {rank}")
+    return _move_axis(value, 0, axis % rank)
+
+
 class Checkpointed:
     """A function carrying the residual policy of the transforms applied to it."""
 
@@ -1043,6 +1206,6 @@ def _stages(fn: Callable[..., Any], example_args: Sequence[Any]) -> Iterator[tup
 
 __all__ = [
     "checkpoint", "grad", "hessian", "hvp", "ir", "jacfwd", "jacrev", "jit", "jvp",
-    "linear_transpose", "linearize", "lower", "saved_residuals", "value_and_grad", "vjp",
+    "linear_transpose", "linearize", "lower", "saved_residuals", "value_and_grad", "vjp", "vmap",
     "key_spec",
 ]  # fmt: skip

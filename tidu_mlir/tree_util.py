@@ -166,3 +166,16 @@ __all__ = [
     "tree_leaf_paths", "tree_leaves", "tree_map", "tree_structure", "tree_unflatten",
     "treedef_children", "treedef_is_leaf",
 ]  # fmt: skip
+
+
+def broadcast_prefix_leaves(prefix: Any, tree: Any) -> list[Any]:
+    """One entry per leaf of `tree`: the leaf of `prefix` (a pytree prefix of
+    `tree`, e.g. vmap's `in_axes`) above it. `None` in `prefix` is a leaf here
+    (it means "not mapped"); a mismatch is a ValueError from the structures."""
+    marker = object()
+    marked = optree.tree_map(lambda a: marker if a is None else a, prefix, none_is_leaf=True,
+                             namespace=NAMESPACE)  # fmt: skip
+    full = optree.tree_broadcast_prefix(marked, tree, none_is_leaf=False, namespace=NAMESPACE)
+    leaves = optree.tree_leaves(full, is_leaf=lambda a: a is marker, none_is_leaf=False,
+                                namespace=NAMESPACE)  # fmt: skip
+    return [None if leaf is marker else leaf for leaf in leaves]
