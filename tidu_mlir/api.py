@@ -858,17 +858,10 @@ def grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
     return grad_fn
 
 
-def _stack(parts: Sequence[Any], shape: tuple[int, ...]) -> Any:
-    """Stack equally shaped results along a new leading axis, then reshape."""
-    if current_trace(*parts) is None:
-        return np.stack([np.asarray(p) for p in parts]).reshape(shape)
-    rows = [tnp.reshape(p, (1, *tnp.shape(p))) for p in parts]
-    return tnp.reshape(tnp.concatenate(rows, axis=0), shape)
-
-
-def _basis(spec: ArraySpec) -> list[np.ndarray]:
-    eye = np.eye(int(np.prod(spec.shape, dtype=np.int64)), dtype=spec.dtype)
-    return [row.reshape(spec.shape) for row in eye]
+def _basis(spec: ArraySpec) -> np.ndarray:
+    """The standard basis of `spec`'s space, stacked: shape `(size, *spec.shape)`."""
+    size = int(np.prod(spec.shape, dtype=np.int64))
+    return np.eye(size, dtype=spec.dtype).reshape(size, *spec.shape)
 
 
 def _partial_at(fn: Callable[..., Any], args: Sequence[Any], num: int) -> Checkpointed:
@@ -879,18 +872,23 @@ def _partial_at(fn: Callable[..., Any], args: Sequence[Any], num: int) -> Checkp
 
 
 def jacfwd(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
-    """The Jacobian by forward mode, shape `out.shape + in.shape`: one JVP per
-    input element through one linearization."""
+    """The Jacobian by forward mode, shape `out.shape + in.shape`: the JVP
+    batched over the input basis (`vmap`), one compiled call."""
+
+    def pushforward(args: tuple[Any, ...], tangent: Any) -> Any:
+        (num,) = _normalize_argnums(argnums, len(args))
+        return jvp(_partial_at(fn, args, num), (args[num],), (tangent,))[1]
+
+    batched = vmap(pushforward, in_axes=(None, 0))
 
     @functools.wraps(fn)
     def jacobian(*args: Any) -> Any:
         (num,) = _normalize_argnums(argnums, len(args))
-        specs = _specs(args)
-        _, f_jvp = linearize(_partial_at(fn, args, num), args[num])
-        columns = [f_jvp(e) for e in _basis(specs[num])]
-        out_shape = tnp.shape(columns[0])
-        stacked = _stack(columns, (*specs[num].shape, *out_shape))
-        return _move_input_axes_last(stacked, len(specs[num].shape), len(out_shape))
+        spec = ArraySpec.of(args[num], f"#{num}")
+        columns = batched(args, _basis(spec))
+        out_shape = tuple(tnp.shape(columns))[1:]
+        stacked = tnp.reshape(columns, (*spec.shape, *out_shape))
+        return _move_input_axes_last(stacked, len(spec.shape), len(out_shape))
 
     return jacobian
 
@@ -901,19 +899,35 @@ def _move_input_axes_last(x: Any, in_rank: int, out_rank: int) -> Any:
 
 
 def jacrev(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
-    """The Jacobian by reverse mode, shape `out.shape + in.shape`: one VJP per
-    output element through one transposed linearization."""
+    """The Jacobian by reverse mode, shape `out.shape + in.shape`: the VJP
+    batched over the output basis (`vmap`), one compiled call."""
+
+    def pullback(args: tuple[Any, ...], cotangent: Any) -> Any:
+        (num,) = _normalize_argnums(argnums, len(args))
+        _, vjp_fn = vjp(_partial_at(fn, args, num), args[num])
+        return vjp_fn(cotangent)[0]
+
+    batched = vmap(pullback, in_axes=(None, 0))
 
     @functools.wraps(fn)
     def jacobian(*args: Any) -> Any:
         (num,) = _normalize_argnums(argnums, len(args))
-        specs = _specs(args)
-        out, vjp_fn = vjp(_partial_at(fn, args, num), args[num])
-        out_spec = ArraySpec.of(out, "output")
-        rows = [vjp_fn(e)[0] for e in _basis(out_spec)]
-        return _stack(rows, (*out_spec.shape, *specs[num].shape))
+        in_shape = ArraySpec.of(args[num], f"#{num}").shape
+        out_spec = _single_output_spec(fn, args)
+        rows = batched(args, _basis(out_spec))
+        return tnp.reshape(rows, (*out_spec.shape, *in_shape))
 
     return jacobian
+
+
+def _single_output_spec(fn: Callable[..., Any], args: Sequence[Any]) -> ArraySpec:
+    """The shape and dtype of `fn`'s one array output, from its trace (nothing run)."""
+    _, sig = _flatten_args(args)
+    staged = _cached(fn, ("jit", sig, None), lambda: _stage_primal(fn, sig))
+    specs = _output_specs(staged.traced)
+    if len(specs) != 1:
+        raise TypeError(f"jacrev needs a function with one array output; got {len(specs)} outputs")
+    return specs[0]
 
 
 def hessian(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
