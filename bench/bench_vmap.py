@@ -1,0 +1,124 @@
+"""`td.vmap` against JAX and against a Python loop, in one run.
+
+    python bench/bench_vmap.py [--repeat 10] [--examples 10000]
+
+Workloads (float64):
+* per_example_grads: `vmap(grad(loss))` of a logistic-regression loss over
+  N examples of 100 features (w of 100, b scalar), against
+  `jax.jit(jax.vmap(jax.grad(loss)))` and a Python loop of `td.grad` calls
+  over the first 200 examples (scaled to N).
+* jacrev_1000: `jacrev(f)` of f: R^1000 -> R^1000, f(x) = tanh(A @ x) * x.
+* hessian_200: `hessian(g)` of g: R^200 -> R, g(x) = sum(tanh(B @ x) ** 2).
+For the Jacobian workloads "loop" is the old way, one `vjp_fn` (or `f_jvp`)
+call per output (input) element through one linearization, timed on the
+first 50 calls and scaled. Times are best of `--repeat` after a warm-up call
+(compilation excluded); ratios ours/JAX and loop/ours.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from bench_api import best_time, jax, jnp
+
+import tidu_mlir as td
+import tidu_mlir.numpy as tnp
+
+FEATURES = 100
+LOOP_SAMPLE = 200
+JACOBIAN_SAMPLE = 50
+
+
+def logistic_loss(params, x, y, xp=tnp):
+    w, b = params
+    z = x @ w + b
+    return xp.log(1.0 + xp.exp(-y * z))
+
+
+def jac_fn(x, a, xp=tnp):
+    return xp.tanh(a @ x) * x
+
+
+def hess_fn(x, b, xp=tnp):
+    return xp.sum(xp.tanh(b @ x) ** 2)
+
+
+def timed(fn: Callable[[], Any], repeat: int) -> float:
+    fn()  # compile
+    return best_time(fn, repeat)
+
+
+def per_example_grads(examples: int, repeat: int) -> str:
+    rng = np.random.default_rng(0)
+    params = (rng.standard_normal(FEATURES) / 10, np.float64(0.1))
+    xs = rng.standard_normal((examples, FEATURES))
+    ys = np.sign(rng.standard_normal(examples))
+    ours = td.vmap(td.grad(logistic_loss), in_axes=(None, 0, 0))
+    t_ours = timed(lambda: ours(params, xs, ys), repeat)
+    single = td.grad(logistic_loss)
+    t_loop = timed(lambda: [single(params, xs[i], ys[i]) for i in range(LOOP_SAMPLE)], 3)
+    t_loop *= examples / LOOP_SAMPLE
+    t_jax = float("nan")
+    if jax is not None:
+        jax_fn = jax.jit(jax.vmap(jax.grad(lambda p, x, y: logistic_loss(p, x, y, xp=jnp)), in_axes=(None, 0, 0)))
+        t_jax = timed(lambda: jax.block_until_ready(jax_fn(params, xs, ys)), repeat)
+    return row(f"per_example_grads N={examples}", t_ours, t_jax, t_loop)
+
+
+def jacobian_case(name: str, transform: Callable[..., Any], fn: Callable[..., Any], x: np.ndarray,
+                  const: np.ndarray, loop: Callable[[], Any], loop_scale: float, repeat: int) -> str:  # fmt: skip
+    ours = transform(lambda v: fn(v, const))
+    t_ours = timed(lambda: ours(x), repeat)
+    t_loop = timed(loop, 2) * loop_scale
+    t_jax = float("nan")
+    if jax is not None:
+        jax_transform = {td.jacrev: jax.jacrev, td.hessian: jax.hessian}[transform]
+        jax_fn = jax.jit(jax_transform(lambda v: fn(v, const, xp=jnp)))
+        t_jax = timed(lambda: jax.block_until_ready(jax_fn(x)), repeat)
+    return row(name, t_ours, t_jax, t_loop)
+
+
+def jacrev_1000(repeat: int) -> str:
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((1000, 1000)) / 30
+    x = rng.standard_normal(1000)
+    _, vjp_fn = td.vjp(lambda v: jac_fn(v, a), x)
+    basis = np.eye(1000)
+    loop = lambda: [vjp_fn(basis[i]) for i in range(JACOBIAN_SAMPLE)]  # noqa: E731
+    return jacobian_case("jacrev R^1000->R^1000", td.jacrev, jac_fn, x, a, loop, 1000 / JACOBIAN_SAMPLE, repeat)
+
+
+def hessian_200(repeat: int) -> str:
+    rng = np.random.default_rng(2)
+    b = rng.standard_normal((200, 200)) / 15
+    x = rng.standard_normal(200)
+    grad_fn = td.grad(lambda v: hess_fn(v, b))
+    _, f_jvp = td.linearize(grad_fn, x)
+    basis = np.eye(200)
+    loop = lambda: [f_jvp(basis[i]) for i in range(JACOBIAN_SAMPLE)]  # noqa: E731
+    return jacobian_case("hessian R^200", td.hessian, hess_fn, x, b, loop, 200 / JACOBIAN_SAMPLE, repeat)
+
+
+def row(name: str, ours: float, jax_time: float, loop: float) -> str:
+    return (
+        f"{name:28s} {ours * 1e3:9.2f} {jax_time * 1e3:9.2f} {loop * 1e3:10.1f} "
+        f"{ours / jax_time:9.2f} {loop / ours:9.1f}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--examples", type=int, default=10_000)
+    args = parser.parse_args()
+    print(f"{'workload':28s} {'ours ms':>9s} {'JAX ms':>9s} {'loop ms':>10s} {'ours/JAX':>9s} {'loop/ours':>9s}")
+    print(per_example_grads(args.examples, args.repeat))
+    print(jacrev_1000(args.repeat))
+    print(hessian_200(args.repeat))
+
+
+if __name__ == "__main__":
+    main()
