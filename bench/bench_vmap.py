@@ -63,13 +63,23 @@ def per_example_grads(examples: int, repeat: int) -> str:
     t_loop *= examples / LOOP_SAMPLE
     t_jax = float("nan")
     if jax is not None:
-        jax_fn = jax.jit(jax.vmap(jax.grad(lambda p, x, y: logistic_loss(p, x, y, xp=jnp)), in_axes=(None, 0, 0)))
+        jax_fn = jax.jit(
+            jax.vmap(jax.grad(lambda p, x, y: logistic_loss(p, x, y, xp=jnp)), in_axes=(None, 0, 0))
+        )
         t_jax = timed(lambda: jax.block_until_ready(jax_fn(params, xs, ys)), repeat)
     return row(f"per_example_grads N={examples}", t_ours, t_jax, t_loop)
 
 
-def jacobian_case(name: str, transform: Callable[..., Any], fn: Callable[..., Any], x: np.ndarray,
-                  const: np.ndarray, loop: Callable[[], Any], loop_scale: float, repeat: int) -> str:  # fmt: skip
+def jacobian_case(
+    name: str,
+    transform: Callable[..., Any],
+    fn: Callable[..., Any],
+    x: np.ndarray,
+    const: np.ndarray,
+    loop: Callable[[], Any],
+    loop_scale: float,
+    repeat: int,
+) -> str:
     ours = transform(lambda v: fn(v, const))
     t_ours = timed(lambda: ours(x), repeat)
     t_loop = timed(loop, 2) * loop_scale
@@ -88,7 +98,9 @@ def jacrev_1000(repeat: int) -> str:
     _, vjp_fn = td.vjp(lambda v: jac_fn(v, a), x)
     basis = np.eye(1000)
     loop = lambda: [vjp_fn(basis[i]) for i in range(JACOBIAN_SAMPLE)]  # noqa: E731
-    return jacobian_case("jacrev R^1000->R^1000", td.jacrev, jac_fn, x, a, loop, 1000 / JACOBIAN_SAMPLE, repeat)
+    return jacobian_case(
+        "jacrev R^1000->R^1000", td.jacrev, jac_fn, x, a, loop, 1000 / JACOBIAN_SAMPLE, repeat
+    )
 
 
 def hessian_200(repeat: int) -> str:
@@ -99,7 +111,9 @@ def hessian_200(repeat: int) -> str:
     _, f_jvp = td.linearize(grad_fn, x)
     basis = np.eye(200)
     loop = lambda: [f_jvp(basis[i]) for i in range(JACOBIAN_SAMPLE)]  # noqa: E731
-    return jacobian_case("hessian R^200", td.hessian, hess_fn, x, b, loop, 200 / JACOBIAN_SAMPLE, repeat)
+    return jacobian_case(
+        "hessian R^200", td.hessian, hess_fn, x, b, loop, 200 / JACOBIAN_SAMPLE, repeat
+    )
 
 
 def row(name: str, ours: float, jax_time: float, loop: float) -> str:
@@ -114,7 +128,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--examples", type=int, default=10_000)
     args = parser.parse_args()
-    print(f"{'workload':28s} {'ours ms':>9s} {'JAX ms':>9s} {'loop ms':>10s} {'ours/JAX':>9s} {'loop/ours':>9s}")
+    header = ("ours ms", "JAX ms", "loop ms", "ours/JAX", "loop/ours")
+    print(f"{'workload':28s} " + " ".join(f"{h:>9s}" for h in header))
     print(per_example_grads(args.examples, args.repeat))
     print(jacrev_1000(args.repeat))
     print(hessian_200(args.repeat))
