@@ -21,15 +21,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, TensorType, i1
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i1
+from xdsl.ir import Block, Operation, Region, SSAValue
 
 from tidu_mlir.ad.context import Target, check_new_symbol, resolve_target
 from tidu_mlir.ad.materialization import default_function_name
 from tidu_mlir.diagnostics import OpError
 from tidu_mlir.dialects.cg import ROLE_ATTR_NAME, Fragment, GraphOp, InputOp, OutputOp, key_spec
 from tidu_mlir.graph import fragment_inputs, fragment_outputs, fragment_path, reachable_ops
-from tidu_mlir.interfaces import Batchable, BatchRuleError, OpT
+from tidu_mlir.interfaces import Batchable, BatchRuleError, OpT, batched_type
 
 BATCHED_OUTPUTS_ATTR_NAME = "cg.batched_outputs"
 """The attribute of a batched graph: one flag per output, true when it carries the batch."""
@@ -105,7 +105,7 @@ def batch(
     mapping: dict[SSAValue, SSAValue] = {}
     batched: set[SSAValue] = set()
     for op, is_mapped in zip(inputs, mapped, strict=True):
-        new_type = _with_leading(op.result.type, size) if is_mapped else op.result.type
+        new_type = batched_type(op.result.type, size) if is_mapped else op.result.type
         new_input = InputOp(op.key, new_type)
         new_input.result.name_hint = op.result.name_hint
         new_input.location = op.location
@@ -153,19 +153,13 @@ def _batch_op(
     if len(results) != len(op.results):
         raise builder.error(f"the rule returned {len(results)} values, expected {len(op.results)}")
     for original, value in zip(op.results, results, strict=True):
-        expected = _with_leading(original.type, builder.size)
+        expected = batched_type(original.type, builder.size)
         if value.type != expected:
             raise builder.error(f"the rule returned a {value.type}, expected {expected}")
         if value.name_hint is None:
             value.name_hint = original.name_hint
         mapping[original] = value
         batched.add(value)
-
-
-def _with_leading(t: Attribute, size: int) -> TensorType:
-    """`t` with a leading axis of extent `size`."""
-    assert isinstance(t, TensorType), f"batch maps tensor values, not {t}"
-    return TensorType(t.get_element_type(), (size, *t.get_shape()))
 
 
 def _check_top_level(fragment: Fragment) -> None:

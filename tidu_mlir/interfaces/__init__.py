@@ -7,7 +7,12 @@ every pass, so a dialect can implement them without importing a pass.
 `Batchable`: the batching rule the `batch` pass (`td.vmap`) calls.
 """
 
-from tidu_mlir.interfaces.batchable import Batchable, BatchContext, BatchRuleError
+from tidu_mlir.interfaces.batchable import (
+    Batchable,
+    BatchContext,
+    BatchRuleError,
+    batched_type,
+)
 from tidu_mlir.interfaces.differentiable import (
     ADRuleError,
     Differentiable,
@@ -32,4 +37,5 @@ __all__ = [
     "RuleContext",
     "RuleKind",
     "active_mask_of",
+    "batched_type",
 ]

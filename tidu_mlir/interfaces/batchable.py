@@ -17,10 +17,18 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Protocol
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from tidu_mlir.diagnostics import OpError
 from tidu_mlir.interfaces.differentiable import OpT
+
+
+def batched_type(t: Attribute, size: int) -> TensorType:
+    """The tensor type `t` with a leading batch axis of extent `size` (the type
+    of a batched value, by the convention above)."""
+    assert isinstance(t, TensorType), f"batching maps tensor values, not {t}"
+    return TensorType(t.get_element_type(), [size, *t.get_shape()])
 
 
 class BatchRuleError(OpError):

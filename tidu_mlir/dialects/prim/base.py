@@ -22,8 +22,9 @@ the operand/result definitions, constructors and assembly formats shared by
 ops of one shape, and the batching rules that follow from that shape.
 
 Batching (`Batchable.batch_rule`): a batched value carries the batch as a new
-leading axis of extent `ctx.size`; the helpers `batched_type`, `shift_axes`,
-`broadcast_to_batch` and `batch_all` serve the rules of every layer.
+leading axis of extent `ctx.size` (its type: `interfaces.batched_type`); the
+helpers `shift_axes`, `broadcast_to_batch` and `batch_all` serve the rules of
+every layer.
 
 `prim.add` is defined here, not with the other linear ops in `core.py`:
 `PrimOp.accumulate` (the dialect's addition, used by `linear-transpose` to
@@ -89,6 +90,7 @@ from tidu_mlir.interfaces import (
     RecomputeCost,
     RuleContext,
     active_mask_of,
+    batched_type,
 )
 
 Values: TypeAlias = Sequence[SSAValue | None]
@@ -103,12 +105,6 @@ def for_active(op: Operation, values: Sequence[SSAValue]) -> Values:
     """`values[i]` for the active operands of `op`, None for the fixed ones."""
     mask = active_mask_of(op)
     return [value if active else None for active, value in zip(mask, values, strict=True)]
-
-
-def batched_type(t: Attribute, size: int) -> TensorType:
-    """The tensor type `t` with a leading batch axis of extent `size`."""
-    assert isinstance(t, TensorType), f"expected a tensor type, got {t}"
-    return TensorType(t.get_element_type(), [size, *t.get_shape()])
 
 
 def shift_axes(axes: Sequence[int]) -> list[int]:
@@ -469,7 +465,6 @@ __all__ = [
     "TypeChangingUnaryOp",
     "UnaryLinear",
     "batch_all",
-    "batched_type",
     "broadcast_to_batch",
     "shift_axes",
 ]
