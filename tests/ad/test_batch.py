@@ -169,27 +169,13 @@ def test_refusals():
         ad.batch(linear.fragment, [True], SIZE)
 
 
-TOY = """
-cg.graph @f {
-  %x = cg.input #cg.key<"x"> : tensor<3xf64>
-  %y = cg.input #cg.key<"y"> : tensor<3xf64>
-  %xy = toy.mul %x, %y : tensor<3xf64>
-  %s, %c = toy.sincos %xy : tensor<3xf64>
-  %x3 = toy.scale %x by 3.0 : tensor<3xf64>
-  %a = toy.mul %s, %x3 : tensor<3xf64>
-  %b = toy.add %a, %c : tensor<3xf64>
-  cg.output %b, %c : tensor<3xf64>, tensor<3xf64>
-}
-"""
-
-
 def _toy_graph(text: str):
     module = Parser(toy.register_toy(make_context()), text).parse_module()
     return next(iter(module.body.block.ops))
 
 
 def test_the_pass_is_generic_the_toy_dialect_batches():
-    graph = _toy_graph(TOY)
+    graph = _toy_graph(toy.MIXED)
     batched = ad.batch(graph, [True, True], SIZE)
     batched.graph.verify()
     args = [RNG.normal(size=(SIZE, 3)), RNG.normal(size=(SIZE, 3))]
@@ -200,11 +186,11 @@ def test_the_pass_is_generic_the_toy_dialect_batches():
     with pytest.raises(
         BatchRuleError, match="toy.mul: toy ops batch only when every operand is batched"
     ):
-        ad.batch(_toy_graph(TOY), [True, False], SIZE)
+        ad.batch(_toy_graph(toy.MIXED), [True, False], SIZE)
 
 
 def test_an_op_without_a_batching_rule_is_named():
-    graph = _toy_graph(TOY.replace("%x3 = toy.scale %x by 3.0", "%x3 = toy.noad %x"))
+    graph = _toy_graph(toy.MIXED.replace("%x3 = toy.scale %x by 3.0", "%x3 = toy.noad %x"))
     with pytest.raises(
         BatchRuleError, match="toy.noad: 'toy.noad' does not implement the Batchable interface"
     ):

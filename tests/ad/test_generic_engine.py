@@ -57,20 +57,6 @@ cg.graph @f {
 }
 """
 
-# f(x, y) = [sin(x*y) * 3x + cos(x*y), noad-free], on vectors
-MIXED = """
-cg.graph @f {
-  %x = cg.input #cg.key<"x"> : tensor<3xf64>
-  %y = cg.input #cg.key<"y"> : tensor<3xf64>
-  %xy = toy.mul %x, %y : tensor<3xf64>
-  %s, %c = toy.sincos %xy : tensor<3xf64>
-  %x3 = toy.scale %x by 3.0 : tensor<3xf64>
-  %a = toy.mul %s, %x3 : tensor<3xf64>
-  %b = toy.add %a, %c : tensor<3xf64>
-  cg.output %b, %c : tensor<3xf64>, tensor<3xf64>
-}
-"""
-
 
 def mixed(x: np.ndarray, y: np.ndarray) -> list[np.ndarray]:
     return [np.sin(x * y) * 3 * x + np.cos(x * y), np.cos(x * y)]
@@ -178,7 +164,7 @@ def finite_difference(x: np.ndarray, y: np.ndarray, dx: np.ndarray, dy: np.ndarr
 
 
 def test_jvp_matches_closed_form_and_finite_differences(parse) -> None:
-    module = parse(MIXED)
+    module = parse(toy.MIXED)
     rng = np.random.default_rng(0)
     x, y, dx, dy = (rng.normal(size=3) for _ in range(4))
     lin = ad.linearize((module, "@f"), wrt=["x", "y"])
@@ -195,7 +181,7 @@ def test_jvp_matches_closed_form_and_finite_differences(parse) -> None:
 
 
 def test_vjp_adjoint_identity_and_gradient(parse) -> None:
-    module = parse(MIXED)
+    module = parse(toy.MIXED)
     rng = np.random.default_rng(1)
     x, y, dx, dy, ct_b, ct_c = (rng.normal(size=3) for _ in range(6))
     lin = ad.linearize((module, "@f"), wrt=["x", "y"])
@@ -394,7 +380,7 @@ def test_missing_transpose_rule_names_op_and_rule_kind(parse) -> None:
 
 
 def test_unknown_wrt_key_lists_existing_inputs(parse) -> None:
-    module = parse(MIXED)
+    module = parse(toy.MIXED)
     with pytest.raises(OpError, match=r"unknown wrt key 'z' for @f; inputs: x, y"):
         ad.linearize((module, "@f"), wrt=["z"])
     with pytest.raises(OpError, match="malformed key"):
@@ -510,7 +496,7 @@ def find_func(module: ModuleOp, name: str) -> FuncOp:
 
 
 def test_passes_compose_to_a_materialized_gradient(parse, toy_ctx: Context) -> None:
-    module = parse(MIXED)
+    module = parse(toy.MIXED)
     run_pipeline(
         module,
         toy_ctx,

@@ -399,23 +399,9 @@ def toy_ctx() -> Context:
     return toy.register_toy(make_context())
 
 
-TOY = """
-cg.graph @f {
-  %x = cg.input #cg.key<"x"> : tensor<3xf64>
-  %y = cg.input #cg.key<"y"> : tensor<3xf64>
-  %xy = toy.mul %x, %y : tensor<3xf64>
-  %s, %c = toy.sincos %xy : tensor<3xf64>
-  %x3 = toy.scale %x by 3.0 : tensor<3xf64>
-  %a = toy.mul %s, %x3 : tensor<3xf64>
-  %b = toy.add %a, %c : tensor<3xf64>
-  cg.output %b, %c : tensor<3xf64>, tensor<3xf64>
-}
-"""
-
-
 @pytest.mark.parametrize("policy", POLICIES)
 def test_toy_dialect_unzips(toy_ctx: Context, policy: str) -> None:
-    module = linearized(TOY, toy_ctx, wrt=["x", "y"])
+    module = linearized(toy.MIXED, toy_ctx, wrt=["x", "y"])
     unzipped = check_unzip(module, "@f::@jvp1", policy)
     vjp = ad.linear_transpose(unzipped.linear)
     ad.verify_linearity(vjp.fragment)

@@ -257,6 +257,21 @@ class NoAdOp(IRDLOperation, Evaluable):
         return (operands[0] ** 3,)
 
 
+# f(x, y) = [sin(x*y) * 3x + cos(x*y), cos(x*y)] on vectors: every op but noad.
+MIXED = """
+cg.graph @f {
+  %x = cg.input #cg.key<"x"> : tensor<3xf64>
+  %y = cg.input #cg.key<"y"> : tensor<3xf64>
+  %xy = toy.mul %x, %y : tensor<3xf64>
+  %s, %c = toy.sincos %xy : tensor<3xf64>
+  %x3 = toy.scale %x by 3.0 : tensor<3xf64>
+  %a = toy.mul %s, %x3 : tensor<3xf64>
+  %b = toy.add %a, %c : tensor<3xf64>
+  cg.output %b, %c : tensor<3xf64>, tensor<3xf64>
+}
+"""
+
+
 TOY = Dialect("toy", [AddOp, MulOp, ScaleOp, SinCosOp, CopyOp, NoAdOp], [])
 
 
