@@ -1,6 +1,6 @@
 """`td.vmap` against JAX and against a Python loop, in one run.
 
-    python bench/bench_vmap.py [--repeat 10] [--examples 10000]
+    python bench/bench_vmap.py [--repeat 10] [--examples 10000] [--baseline REV]
 
 Workloads (float64):
 * per_example_grads: `vmap(grad(loss))` of a logistic-regression loss over
@@ -12,13 +12,22 @@ Workloads (float64):
 For the Jacobian workloads "loop" is the old way, one `vjp_fn` (or `f_jvp`)
 call per output (input) element through one linearization, timed on the
 first 50 calls and scaled. Times are best of `--repeat` after a warm-up call
-(compilation excluded); ratios ours/JAX and loop/ours.
+(compilation excluded); ratios ours/JAX and loop/ours. `--baseline REV`
+also times the two Jacobians with tidu_mlir as of the git revision REV (a
+temporary worktree, in a subprocess), e.g. `5e1e87e`, the round-1 version
+whose `jacrev`/`hessian` made one call per basis element (the "today's loop"
+the batching targets were set against).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
+import sys
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -91,10 +100,19 @@ def jacobian_case(
     return row(name, t_ours, t_jax, t_loop)
 
 
-def jacrev_1000(repeat: int) -> str:
+def jacrev_inputs() -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(1)
-    a = rng.standard_normal((1000, 1000)) / 30
-    x = rng.standard_normal(1000)
+    return rng.standard_normal(1000), rng.standard_normal((1000, 1000)) / 30
+
+
+def hessian_inputs() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(2)
+    b = rng.standard_normal((200, 200)) / 15
+    return rng.standard_normal(200), b
+
+
+def jacrev_1000(repeat: int) -> str:
+    x, a = jacrev_inputs()
     _, vjp_fn = td.vjp(lambda v: jac_fn(v, a), x)
     basis = np.eye(1000)
     loop = lambda: [vjp_fn(basis[i]) for i in range(JACOBIAN_SAMPLE)]  # noqa: E731
@@ -104,9 +122,7 @@ def jacrev_1000(repeat: int) -> str:
 
 
 def hessian_200(repeat: int) -> str:
-    rng = np.random.default_rng(2)
-    b = rng.standard_normal((200, 200)) / 15
-    x = rng.standard_normal(200)
+    x, b = hessian_inputs()
     grad_fn = td.grad(lambda v: hess_fn(v, b))
     _, f_jvp = td.linearize(grad_fn, x)
     basis = np.eye(200)
@@ -123,16 +139,51 @@ def row(name: str, ours: float, jax_time: float, loop: float) -> str:
     )
 
 
+def baseline_child(repeat: int) -> None:
+    """Time both Jacobians with whichever tidu_mlir is on the path."""
+    x, a = jacrev_inputs()
+    jac = td.jacrev(lambda v: jac_fn(v, a))
+    print(f"jacrev R^1000->R^1000 {timed(lambda: jac(x), repeat) * 1e3:9.1f} ms")
+    x, b = hessian_inputs()
+    hess = td.hessian(lambda v: hess_fn(v, b))
+    print(f"hessian R^200         {timed(lambda: hess(x), repeat) * 1e3:9.1f} ms")
+
+
+def baseline(revision: str, repeat: int) -> None:
+    """Run `baseline_child` on a temporary worktree of `revision`."""
+    root = Path(__file__).resolve().parent.parent
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = Path(tmp) / "tree"
+        git = ["git", "-C", str(root), "worktree"]
+        add = [*git, "add", "--detach", str(tree), revision]
+        subprocess.run(add, check=True, capture_output=True)
+        try:
+            env = {**os.environ, "PYTHONPATH": str(tree), "TIDU_CACHE_DIR": ""}
+            command = [sys.executable, __file__, "--baseline-child", "--repeat", str(repeat)]
+            result = subprocess.run(command, env=env, cwd=tmp, capture_output=True, text=True)
+            print(f"tidu_mlir at {revision}:")
+            print(result.stdout.rstrip() or result.stderr)
+        finally:
+            subprocess.run([*git, "remove", "--force", str(tree)], check=True, capture_output=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--examples", type=int, default=10_000)
+    parser.add_argument("--baseline", metavar="REV")
+    parser.add_argument("--baseline-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.baseline_child:
+        baseline_child(args.repeat)
+        return
     header = ("ours ms", "JAX ms", "loop ms", "ours/JAX", "loop/ours")
     print(f"{'workload':28s} " + " ".join(f"{h:>9s}" for h in header))
     print(per_example_grads(args.examples, args.repeat))
     print(jacrev_1000(args.repeat))
     print(hessian_200(args.repeat))
+    if args.baseline:
+        baseline(args.baseline, min(args.repeat, 3))
 
 
 if __name__ == "__main__":

@@ -49,7 +49,9 @@ from tidu_mlir.tracing import (
 from tidu_mlir.tree_util import (
     PyTreeDef,
     broadcast_prefix_leaves,
+    is_pair,
     tree_flatten,
+    tree_leaves,
     tree_structure,
     tree_unflatten,
 )
@@ -457,7 +459,12 @@ def _result_trees(traced: TracedFunction, has_aux: bool) -> tuple[PyTreeDef, PyT
     """The structures of the differentiated output and of the aux (None without)."""
     if not has_aux:
         return traced.out_treedef, None
-    out_tree, aux_tree = traced.out_treedef.children()
+    tree = traced.out_treedef
+    if not is_pair(tree):
+        raise TypeError(
+            f"has_aux=True requires the function to return a pair (output, aux); got {tree}"
+        )
+    out_tree, aux_tree = tree.children()
     return out_tree, aux_tree
 
 
@@ -493,10 +500,12 @@ def _all_keys(sig: _Signature) -> list[InputKey]:
     return [_arg_key(i) for i in range(len(sig.specs))]
 
 
-def _stage_jvp(fn: Callable[..., Any], sig: _Signature) -> _Derived:
-    """The JVP w.r.t. every argument leaf, fused with the primal outputs."""
-    traced = _trace(fn, sig)
-    linear = ad.linearize(traced.graph, wrt=_all_keys(sig))
+def _stage_jvp(fn: Callable[..., Any], sig: _Signature, has_aux: bool = False) -> _Derived:
+    """The JVP w.r.t. every argument leaf (of the output only, not the aux),
+    fused with the primal outputs."""
+    traced = _trace(fn, sig, has_aux)
+    outputs = _differentiated(traced, has_aux)
+    linear = ad.linearize(traced.graph, outputs, wrt=_all_keys(sig))
     extra = fragment_outputs(traced.graph)
     func = ad.materialize(linear.fragment, name="jvp", extra_outputs=extra)
     return _Derived(Staged(traced, func), linear)
@@ -689,20 +698,26 @@ def _tangent_name(sig: _Signature, k: int) -> str:
     return f"tangent {name} (for primal {name})"
 
 
-def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
+        has_aux: bool = False) -> tuple[Any, ...]:  # fmt: skip
     """`(fn(*primals), J·tangents)`: forward mode, one linearization. `primals`
     is a tuple (or list) of pytrees; `tangents` must have the same structure;
-    the tangent output has the output's structure."""
+    the tangent output has the output's structure. With `has_aux=True`, `fn`
+    returns `(output, aux)`, the aux is not differentiated and `jvp` returns
+    `(output, tangent, aux)`."""
     primals = _as_tuple(primals, "primals", "jvp")
     tangents = _as_tuple(tangents, "tangents", "jvp")
     leaves, sig = _flatten_args(primals)
     tangent_leaves = _tangent_leaves(tangents, sig)
-    derived = _cached(fn, ("jvp", sig), lambda: _stage_jvp(fn, sig))
+    derived = _cached(fn, ("jvp", sig, has_aux), lambda: _stage_jvp(fn, sig, has_aux))
     values = _primal_values(leaves, sig.specs)
     like = [*leaves, *tangent_leaves]
     outputs, tangent_outputs = _run_jvp(derived, values, tangent_leaves, sig, like)
-    traced = derived.staged.traced
-    return _pack(traced, outputs), _pack(traced, tangent_outputs)
+    out_tree, _ = _result_trees(derived.traced, has_aux)
+    output = _pack(derived.traced, outputs)
+    if has_aux:
+        return output[0], tree_unflatten(out_tree, tangent_outputs), output[1]
+    return output, tree_unflatten(out_tree, tangent_outputs)
 
 
 def linearize(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
@@ -858,39 +873,35 @@ def grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
     return grad_fn
 
 
-def _basis(spec: ArraySpec) -> np.ndarray:
-    """The standard basis of `spec`'s space, stacked: shape `(size, *spec.shape)`."""
-    size = int(np.prod(spec.shape, dtype=np.int64))
-    return np.eye(size, dtype=spec.dtype).reshape(size, *spec.shape)
+def _stacked_basis(specs: Sequence[ArraySpec]) -> list[np.ndarray]:
+    """The standard basis of the product space of `specs`, one array per spec
+    with shape `(total, *spec.shape)`: row `r` is one at the `r`-th element of
+    all the specs' elements in order, zero elsewhere."""
+    sizes = [_size(s) for s in specs]
+    total = sum(sizes)
+    identity = np.eye(total)
+    starts = np.cumsum([0, *sizes])
+    return [
+        identity[:, start : start + size].reshape(total, *spec.shape).astype(spec.dtype)
+        for spec, size, start in zip(specs, sizes, starts, strict=False)
+    ]
 
 
-def _partial_at(fn: Callable[..., Any], args: Sequence[Any], num: int) -> Checkpointed:
-    """`fn` as a function of argument `num` only, the others fixed to `args`,
-    with `fn`'s policy."""
-    body = _unwrapped(fn)
-    return Checkpointed(lambda x: body(*args[:num], x, *args[num + 1 :]), _policy_of(fn))
+def _size(spec: ArraySpec) -> int:
+    return int(np.prod(spec.shape, dtype=np.int64))
 
 
-def jacfwd(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
-    """The Jacobian by forward mode, shape `out.shape + in.shape`: the JVP
-    batched over the input basis (`vmap`), one compiled call."""
-
-    def pushforward(args: tuple[Any, ...], tangent: Any) -> Any:
-        (num,) = _normalize_argnums(argnums, len(args))
-        return jvp(_partial_at(fn, args, num), (args[num],), (tangent,))[1]
-
-    batched = vmap(pushforward, in_axes=(None, 0))
-
-    @functools.wraps(fn)
-    def jacobian(*args: Any) -> Any:
-        (num,) = _normalize_argnums(argnums, len(args))
-        spec = ArraySpec.of(args[num], f"#{num}")
-        columns = batched(args, _basis(spec))
-        out_shape = tuple(tnp.shape(columns))[1:]
-        stacked = tnp.reshape(columns, (*spec.shape, *out_shape))
-        return _move_input_axes_last(stacked, len(spec.shape), len(out_shape))
-
-    return jacobian
+def _blocks(stacked: Any, specs: Sequence[ArraySpec], trailing: tuple[int, ...]) -> list[Any]:
+    """Split `stacked` (shape `(total, *trailing)`, its rows along the product
+    space of `specs`) into one block per spec, shaped `spec.shape + trailing`."""
+    blocks: list[Any] = []
+    start = 0
+    for spec in specs:
+        size = _size(spec)
+        rows = stacked if size == tnp.shape(stacked)[0] else stacked[start : start + size]
+        blocks.append(tnp.reshape(rows, (*spec.shape, *trailing)))
+        start += size
+    return blocks
 
 
 def _move_input_axes_last(x: Any, in_rank: int, out_rank: int) -> Any:
@@ -898,41 +909,135 @@ def _move_input_axes_last(x: Any, in_rank: int, out_rank: int) -> Any:
     return tnp.transpose(x, order) if order != tuple(range(in_rank + out_rank)) else x
 
 
-def jacrev(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
-    """The Jacobian by reverse mode, shape `out.shape + in.shape`: the VJP
-    batched over the output basis (`vmap`), one compiled call."""
+def _partial_at(fn: Callable[..., Any], args: Sequence[Any], nums: Sequence[int]) -> Checkpointed:
+    """`fn` as a function of the arguments `nums` only, the others fixed to
+    `args`, with `fn`'s policy."""
+    body = _unwrapped(fn)
 
-    def pullback(args: tuple[Any, ...], cotangent: Any) -> Any:
-        (num,) = _normalize_argnums(argnums, len(args))
-        _, vjp_fn = vjp(_partial_at(fn, args, num), args[num])
-        return vjp_fn(cotangent)[0]
+    def of_selected(*selected: Any) -> Any:
+        full = list(args)
+        for n, value in zip(nums, selected, strict=True):
+            full[n] = value
+        return body(*full)
 
-    batched = vmap(pullback, in_axes=(None, 0))
+    return Checkpointed(of_selected, _policy_of(fn))
+
+
+@dataclass(frozen=True)
+class _JacobianLayout:
+    """The leaves a Jacobian relates, with their structures: the differentiated
+    arguments' (as one tuple of arguments) and the output's (without the aux)."""
+
+    nums: tuple[int, ...]
+    single: bool
+    """`argnums` was an int: each entry holds one argument's structure, not a tuple."""
+    in_tree: PyTreeDef
+    in_specs: tuple[ArraySpec, ...]
+    out_tree: PyTreeDef
+    out_specs: tuple[ArraySpec, ...]
+
+    def assemble(self, blocks: Sequence[Sequence[Any]]) -> Any:
+        """The Jacobian from `blocks[j][i]` (output leaf `j`, input leaf `i`): the
+        output's structure, each leaf holding the inputs' structure (JAX's layout)."""
+        entries = []
+        for row in blocks:
+            inputs = tree_unflatten(self.in_tree, list(row))
+            entries.append(inputs[0] if self.single else inputs)
+        return tree_unflatten(self.out_tree, entries)
+
+
+def _jacobian_layout(fn: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool,
+                     args: Sequence[Any]) -> _JacobianLayout:  # fmt: skip
+    """The leaves a Jacobian of `fn` at `args` relates, from `fn`'s trace (nothing run)."""
+    nums = _normalize_argnums(argnums, len(args))
+    _check_differentiable(args, nums)
+    _, sig = _flatten_args(args)
+    staged = _cached(fn, ("jit", sig, None), lambda: _stage_primal(fn, sig))
+    out_tree, _ = _result_trees(staged.traced, has_aux)
+    return _JacobianLayout(
+        nums,
+        isinstance(argnums, int),
+        tree_structure(tuple(args[n] for n in nums)),
+        tuple(sig.specs[k] for k in sig.leaves_of(nums)),
+        out_tree,
+        tuple(_output_specs(staged.traced)[: out_tree.num_leaves]),
+    )
+
+
+def jacfwd(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
+           has_aux: bool = False) -> Callable[..., Any]:  # fmt: skip
+    """The Jacobian by forward mode: the JVP batched (`vmap`) over the basis of
+    the inputs `argnums`, one compiled call. Arguments and outputs are pytrees;
+    the result has the output's structure, each leaf holding the structure of
+    the input (a tuple of them for tuple `argnums`) with blocks shaped
+    `out.shape + in.shape`, as in JAX. `has_aux`: `fn` returns `(out, aux)`
+    and the result is `(jacobian, aux)`."""
+
+    def pushforward(args: tuple[Any, ...], tangents: tuple[Any, ...]) -> Any:
+        nums = _normalize_argnums(argnums, len(args))
+        primals = tuple(args[n] for n in nums)
+        if has_aux:
+            _, tangent_out, aux = jvp(_partial_at(fn, args, nums), primals, tangents, has_aux=True)
+            return tangent_out, aux
+        return jvp(_partial_at(fn, args, nums), primals, tangents)[1], None
+
+    batched = vmap(pushforward, in_axes=(None, 0), out_axes=(0, None))
 
     @functools.wraps(fn)
     def jacobian(*args: Any) -> Any:
-        (num,) = _normalize_argnums(argnums, len(args))
-        in_shape = ArraySpec.of(args[num], f"#{num}").shape
-        out_spec = _single_output_spec(fn, args)
-        rows = batched(args, _basis(out_spec))
-        return tnp.reshape(rows, (*out_spec.shape, *in_shape))
+        layout = _jacobian_layout(fn, argnums, has_aux, args)
+        tangents = tree_unflatten(layout.in_tree, _stacked_basis(layout.in_specs))
+        columns, aux = batched(args, tangents)
+        blocks = [
+            [
+                _move_input_axes_last(block, len(in_spec.shape), len(out_spec.shape))
+                for block, in_spec in zip(
+                    _blocks(column, layout.in_specs, out_spec.shape), layout.in_specs, strict=True
+                )
+            ]
+            for column, out_spec in zip(tree_leaves(columns), layout.out_specs, strict=True)
+        ]
+        jac = layout.assemble(blocks)
+        return (jac, aux) if has_aux else jac
 
     return jacobian
 
 
-def _single_output_spec(fn: Callable[..., Any], args: Sequence[Any]) -> ArraySpec:
-    """The shape and dtype of `fn`'s one array output, from its trace (nothing run)."""
-    _, sig = _flatten_args(args)
-    staged = _cached(fn, ("jit", sig, None), lambda: _stage_primal(fn, sig))
-    specs = _output_specs(staged.traced)
-    if len(specs) != 1:
-        raise TypeError(f"jacrev needs a function with one array output; got {len(specs)} outputs")
-    return specs[0]
+def jacrev(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
+           has_aux: bool = False) -> Callable[..., Any]:  # fmt: skip
+    """The Jacobian by reverse mode: the VJP batched (`vmap`) over the basis of
+    the output, one compiled call. Same pytree layout and `has_aux` as `jacfwd`."""
+
+    def pullback(args: tuple[Any, ...], cotangent: Any) -> Any:
+        nums = _normalize_argnums(argnums, len(args))
+        primals = tuple(args[n] for n in nums)
+        if has_aux:
+            _, vjp_fn, aux = vjp(_partial_at(fn, args, nums), *primals, has_aux=True)
+            return vjp_fn(cotangent), aux
+        return vjp(_partial_at(fn, args, nums), *primals)[1](cotangent), None
+
+    batched = vmap(pullback, in_axes=(None, 0), out_axes=(0, None))
+
+    @functools.wraps(fn)
+    def jacobian(*args: Any) -> Any:
+        layout = _jacobian_layout(fn, argnums, has_aux, args)
+        cotangents = tree_unflatten(layout.out_tree, _stacked_basis(layout.out_specs))
+        rows, aux = batched(args, cotangents)
+        by_input = [
+            _blocks(row, layout.out_specs, in_spec.shape)
+            for row, in_spec in zip(tree_leaves(rows), layout.in_specs, strict=True)
+        ]
+        blocks = [[column[j] for column in by_input] for j in range(len(layout.out_specs))]
+        jac = layout.assemble(blocks)
+        return (jac, aux) if has_aux else jac
+
+    return jacobian
 
 
-def hessian(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
-    """`jacfwd(jacrev(fn))`."""
-    return jacfwd(jacrev(fn, argnums), argnums)
+def hessian(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
+            has_aux: bool = False) -> Callable[..., Any]:  # fmt: skip
+    """`jacfwd(jacrev(fn))`, with pytrees, `argnums` and `has_aux` as they do."""
+    return jacfwd(jacrev(fn, argnums, has_aux), argnums, has_aux)
 
 
 def hvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
@@ -1037,6 +1142,41 @@ def _normalized_axes(
     return result
 
 
+@dataclass(frozen=True)
+class _MappedCall:
+    """The arguments of a vmapped call: their leaves with the batch axis moved
+    to the front, the signature of one example, which leaves are mapped, and
+    the batch size."""
+
+    leaves: list[Any]
+    example: _Signature
+    mapped: tuple[bool, ...]
+    size: int
+
+    @staticmethod
+    def of(args: Sequence[Any], in_axes: Any, axis_size: int | None) -> _MappedCall:
+        leaves, sig = _flatten_args(args)
+        axes_tree = in_axes if not isinstance(in_axes, list) else tuple(in_axes)
+        if isinstance(axes_tree, tuple) and len(axes_tree) != len(args):
+            raise ValueError(f"vmap in_axes has {len(axes_tree)} entries for {len(args)} arguments")
+        axes = _normalized_axes(leaves, _leaf_axes(axes_tree, args, "in_axes"), sig)
+        size = _batch_size(leaves, axes, sig, axis_size)
+        moved = [
+            leaf if axis is None else _move_axis(leaf, axis, 0)
+            for leaf, axis in zip(leaves, axes, strict=True)
+        ]
+        example = _Signature(
+            sig.trees,
+            tuple(
+                spec
+                if axis is None
+                else ArraySpec(spec.shape[:axis] + spec.shape[axis + 1 :], spec.dtype)
+                for spec, axis in zip(sig.specs, axes, strict=True)
+            ),
+        )
+        return _MappedCall(moved, example, tuple(axis is not None for axis in axes), size)
+
+
 @dataclass
 class _Vectorized:
     """A function batched by `ad.batch`: which outputs carry the batch axis."""
@@ -1070,30 +1210,12 @@ def vmap(
 
     @functools.wraps(fn)
     def vmapped(*args: Any) -> Any:
-        leaves, sig = _flatten_args(args)
-        axes_tree = in_axes if not isinstance(in_axes, list) else tuple(in_axes)
-        if isinstance(axes_tree, tuple) and len(axes_tree) != len(args):
-            raise ValueError(f"vmap in_axes has {len(axes_tree)} entries for {len(args)} arguments")
-        axes = _normalized_axes(leaves, _leaf_axes(axes_tree, args, "in_axes"), sig)
-        size = _batch_size(leaves, axes, sig, axis_size)
-        moved = [
-            leaf if axis is None else _move_axis(leaf, axis, 0)
-            for leaf, axis in zip(leaves, axes, strict=True)
-        ]
-        example = _Signature(
-            sig.trees,
-            tuple(
-                spec
-                if axis is None
-                else ArraySpec(spec.shape[:axis] + spec.shape[axis + 1 :], spec.dtype)
-                for spec, axis in zip(sig.specs, axes, strict=True)
-            ),
-        )
-        mapped = tuple(axis is not None for axis in axes)
+        call = _MappedCall.of(args, in_axes, axis_size)
+        example, mapped, size = call.example, call.mapped, call.size
         stage = _cached(
             fn, ("vmap", example, mapped, size), lambda: _stage_vmap(fn, example, mapped, size)
         )
-        values: dict[InputKey, Any] = {_arg_key(k): value for k, value in enumerate(moved)}
+        values: dict[InputKey, Any] = {_arg_key(k): value for k, value in enumerate(call.leaves)}
         results = stage.staged.call(values)
         out = _pack(stage.traced, results)
         out_leaf_axes = _leaf_axes(out_axes, out, "out_axes")
@@ -1185,9 +1307,14 @@ def ir(fn: Callable[..., Any], *example_args: Any, stage: str = "trace") -> str:
     residual graphs `unzip` adds under `fn`'s policy), `vjp` (after linearize
     and linear-transpose), `materialize` (the self-contained gradient
     function), or `llvm` (its LLVM IR). Only the stages up to the one asked
-    for are run."""
+    for are run. `batch` is the module after the `batch` pass as `vmap(fn)`
+    runs it: the example arguments carry the batch on their leading axis, and
+    the module holds the graph of one example and its batched graph."""
+    if stage == "batch":
+        return _batch_stage(fn, example_args)
     if stage not in STAGES:
-        raise ValueError(f"unknown stage '{stage}'; stages: {', '.join(STAGES)}")
+        stages = ", ".join((*STAGES, "batch"))
+        raise ValueError(f"unknown stage '{stage}'; stages: {stages}")
     for name, text in _stages(fn, example_args):
         if name == stage:
             return text
@@ -1197,6 +1324,13 @@ def ir(fn: Callable[..., Any], *example_args: Any, stage: str = "trace") -> str:
 def lower(fn: Callable[..., Any], *example_args: Any) -> dict[str, str]:
     """Every stage of `ir` at once."""
     return dict(_stages(fn, example_args))
+
+
+def _batch_stage(fn: Callable[..., Any], example_args: Sequence[Any]) -> str:
+    call = _MappedCall.of(example_args, 0, None)
+    traced = _trace(fn, call.example)
+    ad.batch(traced.graph, [*call.mapped, *(False for _ in traced.closures)], call.size)
+    return str(traced.module)
 
 
 def _stages(fn: Callable[..., Any], example_args: Sequence[Any]) -> Iterator[tuple[str, str]]:

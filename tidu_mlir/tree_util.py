@@ -24,13 +24,19 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar, overload
 
 import optree
-from optree import PyTreeSpec
+from optree import PyTreeKind, PyTreeSpec
 
 NAMESPACE = "tidu_mlir"
 """The optree namespace holding tidu's registrations."""
 
 PyTreeDef = PyTreeSpec
 """The structure of a pytree (hashable, comparable; `str` shows it)."""
+
+
+def is_pair(treedef: PyTreeDef) -> bool:
+    """Whether `treedef` is a tuple (or namedtuple) of two subtrees."""
+    return treedef.kind in (PyTreeKind.TUPLE, PyTreeKind.NAMEDTUPLE) and treedef.num_children == 2
+
 
 T = TypeVar("T")
 

@@ -176,6 +176,50 @@ def test_nested_transforms_on_pytrees() -> None:
     assert tree_structure(second) == tree_structure(params)
 
 
+@pytest.mark.parametrize("transform", ["jacfwd", "jacrev"])
+def test_jacobian_of_pytrees_matches_finite_differences(transform: str) -> None:
+    """Each block `jac[out][arg][in]` has shape `out.shape + in.shape` and its
+    contraction with a tangent of `in` is the directional derivative."""
+    params, x = _args(11)
+    jac = getattr(td, transform)(model, argnums=(0, 1))(params, x)
+    outputs = numpy_model(params, x)
+    entries = tree_structure(outputs).flatten_up_to(jac)  # raises unless jac has outputs' structure
+    tangents = (_like(params, 12), _like(x, 13))
+    expected = _finite_difference(numpy_model, (params, x), tangents)
+    for entry, out, derivative in zip(
+        entries, tree_leaves(outputs), tree_leaves(expected), strict=True
+    ):
+        assert tree_structure(entry) == tree_structure((params, x))
+        total = np.zeros(np.shape(out))
+        for block, t in zip(tree_leaves(entry), tree_leaves(tangents), strict=True):
+            assert block.shape == np.shape(out) + np.shape(t)
+            total = total + np.tensordot(block, t, axes=np.ndim(t))
+        np.testing.assert_allclose(total, derivative, rtol=1e-7, atol=1e-9)
+
+
+def test_jacobians_and_hessian_with_aux() -> None:
+    params, x = _args(14)
+    for transform in (td.jacfwd, td.jacrev):
+        jac, aux = transform(loss_with_aux, argnums=1, has_aux=True)(params, x)
+        np.testing.assert_allclose(jac, td.grad(loss, argnums=1)(params, x), rtol=1e-12)
+        np.testing.assert_allclose(aux["twice"], 2 * numpy_loss(params, x), rtol=1e-12)
+        assert aux["none"] is None
+    hess, aux = td.hessian(loss_with_aux, argnums=1, has_aux=True)(params, x)
+    t = _like(x, 15)
+    expected = _finite_difference(lambda v: td.grad(loss, argnums=1)(params, v), (x,), (t,))
+    np.testing.assert_allclose(hess @ t, expected, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(aux["h"], params["layer"].w * x)
+    with pytest.raises(TypeError, match="has_aux=True requires the function to return a pair"):
+        td.jacrev(loss, has_aux=True)(params, x)
+
+
+def test_jacobians_of_empty_inputs_are_empty() -> None:
+    empty = np.zeros(0)
+    assert td.jacfwd(lambda v: v * 2.0)(empty).shape == (0, 0)
+    assert td.jacrev(lambda v: v * 2.0)(empty).shape == (0, 0)
+    assert td.hessian(lambda v: tnp.sum(v**2))(empty).shape == (0, 0)
+
+
 def test_tuples_of_equal_arrays_are_never_stacked() -> None:
     a, b = np.ones(2), np.arange(2.0)
     result = td.jit(lambda t: t)((a, b))
@@ -186,8 +230,10 @@ def test_tuples_of_equal_arrays_are_never_stacked() -> None:
     np.testing.assert_allclose(g[1], a)
     g_list = td.grad(lambda t: tnp.sum(t[0] * t[1]))([a, b])
     assert isinstance(g_list, list)
-    with pytest.raises(TypeError, match="tuple"):
-        td.jacfwd(lambda t: t[0])((a, b))
+    jac = td.jacfwd(lambda t: t[0])((a, b))
+    assert isinstance(jac, tuple) and len(jac) == 2
+    np.testing.assert_allclose(jac[0], np.eye(2))
+    np.testing.assert_allclose(jac[1], np.zeros((2, 2)))
 
 
 def test_none_outputs_and_leaves() -> None:
@@ -427,7 +473,9 @@ def _numpy_tree(jax: Any, tree: Any) -> Any:
 
 
 TRANSFORMS = ["jit", "grad", "value_and_grad", "jvp", "vjp", "linearize", "linear_transpose",
-              "hvp", "grad_has_aux", "value_and_grad_has_aux", "vjp_has_aux", "argnums"]  # fmt: skip
+              "hvp", "grad_has_aux", "value_and_grad_has_aux", "vjp_has_aux", "argnums",
+              "jvp_has_aux", "jacfwd", "jacrev", "jacfwd_has_aux_argnums",
+              "jacrev_has_aux_argnums", "hessian", "hessian_argnums"]  # fmt: skip
 
 
 @pytest.mark.parametrize("transform", TRANSFORMS)
@@ -473,6 +521,21 @@ def test_pytree_transforms_agree_with_jax(transform: str, jax_modules) -> None:
     elif transform == "value_and_grad_has_aux":
         ours = td.value_and_grad(loss_with_aux, argnums=(0, 1), has_aux=True)(params, x)
         theirs = jax.value_and_grad(j_aux, argnums=(0, 1), has_aux=True)(params, x)
+    elif transform == "jvp_has_aux":
+        ours = td.jvp(loss_with_aux, (params, x), (t_params, t_x), has_aux=True)
+        theirs = jax.jvp(j_aux, (params, x), (t_params, t_x), has_aux=True)
+    elif transform in ("jacfwd", "jacrev"):
+        ours = getattr(td, transform)(model)(params, x)
+        theirs = getattr(jax, transform)(j_model)(params, x)
+    elif transform in ("jacfwd_has_aux_argnums", "jacrev_has_aux_argnums"):
+        name = transform.split("_")[0]
+        ours = getattr(td, name)(loss_with_aux, argnums=(1, 0), has_aux=True)(params, x)
+        theirs = getattr(jax, name)(j_aux, argnums=(1, 0), has_aux=True)(params, x)
+    elif transform == "hessian":
+        ours, theirs = td.hessian(loss)(params, x), jax.hessian(j_loss)(params, x)
+    elif transform == "hessian_argnums":
+        ours = td.hessian(loss_with_aux, argnums=(0, 1), has_aux=True)(params, x)
+        theirs = jax.hessian(j_aux, argnums=(0, 1), has_aux=True)(params, x)
     else:
         assert transform == "vjp_has_aux"
         out, vjp_fn, aux = td.vjp(loss_with_aux, params, x, has_aux=True)

@@ -116,3 +116,24 @@ def test_jacobians_are_one_batched_call(monkeypatch, transform):
         expected = np.diag(t) + ((1 - t**2) * x)[:, None] * a
     np.testing.assert_allclose(result, expected, rtol=1e-9, atol=1e-12)
     assert calls == ["batched"]
+
+
+def test_ir_batch_stage_is_the_batch_pass_on_the_trace(parse, ctx):
+    """`td.ir(f, *batched_args, stage="batch")` shows what `vmap(f)` compiles:
+    the `batch` pass run on the trace of one example (the same text as
+    `tidu-opt -p 'batch{graph=@f axes=0,0 size=4}'` on the trace)."""
+    from tidu_mlir.passes.batch import BatchPass
+
+    def f(x, y):
+        return tnp.sin(x) @ y
+
+    xs, ys = np.ones((4, 3)), np.ones((4, 3, 2))
+    text = td.ir(f, xs, ys, stage="batch")
+    assert "cg.graph @f_batched" in text
+    assert "batch = [0] x [0]" in text and "tensor<4x3x2xf64>" in text
+    module = parse(td.ir(f, xs[0], ys[0], stage="trace"))
+    BatchPass(graph="@f", size=4, axes=(0, 0)).apply(ctx, module)
+    assert str(module) == text
+    assert str(parse(text)) == text
+    with pytest.raises(ValueError, match="stages: trace, .*, batch"):
+        td.ir(f, xs, ys, stage="batched")
