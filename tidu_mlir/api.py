@@ -34,7 +34,8 @@ from tidu_mlir import ad
 from tidu_mlir import numpy as tnp
 from tidu_mlir.ad.linear_function import linear_fragment_from_graph
 from tidu_mlir.ad.unzip import policy_named
-from tidu_mlir.dialects.cg import ROLE_ATTR_NAME, InputKey, KeyAttr, key_spec
+from tidu_mlir.dialects.cg import ROLE_ATTR_NAME, InputKey, KeyAttr, LinearOp, key_spec
+from tidu_mlir.dialects.prim import AddOp
 from tidu_mlir.execution import Executable, executable
 from tidu_mlir.graph import fragment_outputs, fragment_path
 from tidu_mlir.tracing import (
@@ -511,6 +512,12 @@ def _stage_jvp(fn: Callable[..., Any], sig: _Signature, has_aux: bool = False) -
     return _Derived(Staged(traced, func), linear)
 
 
+def _transpose(linear: ad.LinearizedGraph | LinearOp) -> ad.LinearizedGraph:
+    """`linear-transpose` with `prim.add` summing cotangents where the graph has
+    no op to take the addition from (an argument returned twice)."""
+    return ad.linear_transpose(linear, accumulator=AddOp)
+
+
 def _stage_vjp(fn: Callable[..., Any], sig: _Signature, wrt: tuple[int, ...], with_primal: bool,
                has_aux: bool) -> _Derived:  # fmt: skip
     """The transposed linearization w.r.t. the leaves `wrt`, of the output only
@@ -518,7 +525,7 @@ def _stage_vjp(fn: Callable[..., Any], sig: _Signature, wrt: tuple[int, ...], wi
     traced = _trace(fn, sig, has_aux)
     outputs = _differentiated(traced, has_aux)
     linear = ad.linearize(traced.graph, outputs, wrt=[_arg_key(i) for i in wrt])
-    transposed = ad.linear_transpose(linear)
+    transposed = _transpose(linear)
     extra = fragment_outputs(traced.graph) if with_primal else ()
     func = ad.materialize(transposed.fragment, name="vjp", extra_outputs=extra)
     return _Derived(Staged(traced, func), linear, transposed)
@@ -566,7 +573,7 @@ def _stage_split(fn: Callable[..., Any], sig: _Signature, transpose: bool,
     linear = ad.linearize(traced.graph, outputs, wrt=_all_keys(sig))
     unzipped = ad.unzip(linear.fragment, _policy_of(fn))
     forward = Staged(traced, ad.materialize(unzipped.forward, name="forward"))
-    transposed = ad.linear_transpose(unzipped.linear) if transpose else None
+    transposed = _transpose(unzipped.linear) if transpose else None
     fragment = unzipped.linear if transposed is None else transposed.fragment
     func = ad.materialize(fragment, name="linear" if transposed is None else "transposed")
     derived = _Derived(Staged(traced, func), linear, transposed)
@@ -1060,7 +1067,7 @@ def linear_transpose(fn_lin: Callable[..., Any], *primals: Any) -> Callable[...,
     traced = _trace(fn_lin, sig)
     module = traced.module
     linear = linear_fragment_from_graph(module, traced.graph, _all_keys(sig))
-    transposed = ad.linear_transpose(linear)
+    transposed = _transpose(linear)
     func = ad.materialize(transposed.fragment, name="transpose")
     staged = Staged(traced, func)
     out_specs = [ArraySpec.of_value(v) for v in fragment_outputs(linear)]
@@ -1343,7 +1350,7 @@ def _stages(fn: Callable[..., Any], example_args: Sequence[Any]) -> Iterator[tup
     copy = traced.module.clone()
     ad.unzip((copy, fragment_path(linear.fragment)), _policy_of(fn))
     yield "unzip", str(copy)
-    transposed = ad.linear_transpose(linear)
+    transposed = _transpose(linear)
     yield "vjp", str(traced.module)
     func = ad.materialize(transposed.fragment, name="vjp")
     yield "materialize", str(func)

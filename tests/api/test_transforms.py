@@ -169,6 +169,18 @@ def test_linear_transpose_of_a_linear_function() -> None:
     np.testing.assert_allclose(ct_x, 2.0 * a.T @ np.array([1.0, -1.0]))
 
 
+def test_an_argument_returned_twice_sums_its_cotangents() -> None:
+    """A graph with no op at all still has fan-out: its cotangents are summed."""
+    x, ct = np.arange(3.0), (np.ones(3), np.array([2.0, 0.0, -1.0]))
+    out, vjp_fn = td.vjp(lambda a: (a, a), x)
+    np.testing.assert_allclose(vjp_fn(ct)[0], ct[0] + ct[1])
+    np.testing.assert_allclose(td.linear_transpose(lambda a: (a, a), x)(ct)[0], ct[0] + ct[1])
+    jac = td.jacrev(lambda a: {"p": a, "q": a})(x)
+    np.testing.assert_allclose(jac["p"], np.eye(3))
+    np.testing.assert_allclose(jac["q"], np.eye(3))
+    assert td.grad(lambda a: tnp.sum(td.jit(lambda b: (b, b))(a)[1]))(x).tolist() == [1.0] * 3
+
+
 def test_linear_transpose_refuses_a_nonlinear_function() -> None:
     with pytest.raises(Exception, match="prim.sin"):
         td.linear_transpose(lambda x: tnp.sin(x), np.zeros(3))

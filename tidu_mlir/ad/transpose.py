@@ -47,16 +47,20 @@ Accumulator = type[Differentiable]
 
 
 def linear_transpose(
-    linear: LinearizedGraph | LinearOp, name: str | None = None
+    linear: LinearizedGraph | LinearOp,
+    name: str | None = None,
+    accumulator: Accumulator | None = None,
 ) -> LinearizedGraph:
     """Transpose a linear fragment into a new `cg.linear` nested in it.
 
     Inputs of the result: one cotangent seed `#cg.cotangent<i, N>` per output
     of `linear`'s `cg.output` (its active outputs, in order). Outputs: one per
     input of `linear` (its tangent inputs, in program order), None (inactive)
-    where no cotangent flows. `name` defaults to `vjp<N>`. Raises `OpError`
-    when `linear` is not linear (see `verify_linearity`), `ADRuleError` when an
-    op has no transpose rule.
+    where no cotangent flows. `name` defaults to `vjp<N>`; `accumulator` is
+    the op class whose `accumulate` sums cotangents when the fragments hold no
+    differentiable op to take it from. Raises `OpError` when `linear` is not
+    linear (see `verify_linearity`), `ADRuleError` when an op has no transpose
+    rule.
     """
     fragment = linear.fragment if isinstance(linear, LinearizedGraph) else linear
     dependent = verify_linearity(fragment)
@@ -69,7 +73,7 @@ def linear_transpose(
     builder = FragmentBuilder("transpose", block, forbidden=dependent)
     try:
         seeds = _seed(fragment, pass_id, builder)
-        cotangents = _reverse_walk(fragment, seeds, builder)
+        cotangents = _reverse_walk(fragment, seeds, builder, fallback=accumulator)
     except BaseException:
         discard(block)
         raise
@@ -94,16 +98,19 @@ def _seed(
 
 
 def _reverse_walk(
-    fragment: LinearOp, seeds: Sequence[tuple[InputKey, SSAValue]], builder: FragmentBuilder
+    fragment: LinearOp,
+    seeds: Sequence[tuple[InputKey, SSAValue]],
+    builder: FragmentBuilder,
+    fallback: Accumulator | None,
 ) -> dict[SSAValue, SSAValue]:
     """Propagate cotangents from the outputs back to the fragment's inputs."""
     cotangents: dict[SSAValue, SSAValue] = {}
     output_op = fragment_output_op(fragment)
     builder.source = output_op
-    fallback = _FallbackAccumulator(fragment)
+    seed_accumulator = _FallbackAccumulator(fragment, fallback)
     for value, (_, seed) in zip(output_op.outputs, seeds, strict=True):
         owner = value.owner
-        accumulator = type(owner) if isinstance(owner, Differentiable) else fallback
+        accumulator = type(owner) if isinstance(owner, Differentiable) else seed_accumulator
         _accumulate(cotangents, value, seed, accumulator, builder)
     for op in reversed(fragment.body.block.ops):
         if isinstance(op, InputOp | OutputOp | GraphOp | LinearOp):
@@ -153,18 +160,23 @@ def _accumulate(
 class _FallbackAccumulator:
     """The accumulator for seeds of outputs not defined by a differentiable op
     (an input returned twice): the class of the first differentiable op in the
-    fragment or the fragments enclosing it."""
+    fragment or the fragments enclosing it, else the one the caller gave (a
+    graph of no op at all names no dialect)."""
 
-    def __init__(self, fragment: LinearOp):
+    def __init__(self, fragment: LinearOp, given: Accumulator | None):
         self.fragment = fragment
+        self.given = given
 
     def get(self) -> Accumulator:
         for enclosing in reversed(enclosing_fragments(self.fragment)):
             for op in enclosing.body.block.ops:
                 if isinstance(op, Differentiable):
                     return type(op)
+        if self.given is not None:
+            return self.given
         raise OpError(
             f"cannot accumulate cotangents in {fragment_path(self.fragment)}: no "
-            "differentiable op names the dialect's addition",
+            "differentiable op names the dialect's addition (name it with the "
+            "pass option add=<op>, e.g. add=prim.add)",
             self.fragment,
         )
