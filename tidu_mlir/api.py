@@ -1258,7 +1258,9 @@ def _place_output(value: Any, batched: bool, axis: int | None, size: int, index:
 
 
 class Checkpointed:
-    """A function carrying the residual policy of the transforms applied to it."""
+    """A function carrying a residual policy: for the transforms applied to it
+    (the whole function), or, called inside a traced function, for the ops it
+    traces (a region: they are tagged `cg.policy`)."""
 
     __name__: str
 
@@ -1267,14 +1269,11 @@ class Checkpointed:
         self.policy = policy
         functools.update_wrapper(self, fn, updated=())
 
-    def __call__(self, *args: Any) -> Any:
-        if current_trace(*args) is not None:
-            raise NotImplementedError(
-                f"td.checkpoint(policy='{self.policy}') applies to the whole function a "
-                "transform is given; calling a checkpointed function inside a traced "
-                "function (a region-level policy) is not supported"
-            )
-        return self.fn(*args)
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        trace = current_trace(*tree_leaves((args, kwargs)))
+        if trace is None:
+            return self.fn(*args, **kwargs)
+        return trace.call_in_region(self.policy, self.fn, *args, **kwargs)
 
 
 def checkpoint(fn: Callable[..., Any], policy: str = "save-all") -> Checkpointed:
@@ -1282,7 +1281,9 @@ def checkpoint(fn: Callable[..., Any], policy: str = "save-all") -> Checkpointed
     transforms that store residuals (`linearize`, `vjp`, `saved_residuals`):
     `save-all`, `recompute-elementwise` or `save-nothing` (inputs only). Use as
     `@checkpoint`, `checkpoint(f, policy=...)` or
-    `functools.partial(checkpoint, policy=...)`."""
+    `functools.partial(checkpoint, policy=...)`. Called inside a function being
+    traced, like `jax.checkpoint`, it marks a region: the ops it traces follow
+    `policy`, the rest of the function its own."""
     policy_named(policy)
     return Checkpointed(_unwrapped(fn), policy)
 

@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from tidu_mlir.array_operators import ArrayOperators
 from tidu_mlir.dialects import cg, prim
 from tidu_mlir.graph import fragment_outputs
-from tidu_mlir.tree_util import PyTreeDef, tree_flatten, tree_structure
+from tidu_mlir.tree_util import PyTreeDef, tree_flatten, tree_leaves, tree_structure
 from tidu_mlir.types import numpy_dtype
 
 TRACEABLE_DTYPES = tuple(np.dtype(d) for d in (np.float32, np.float64, np.complex64, np.complex128))
@@ -85,10 +85,37 @@ class Trace:
     _lifted: dict[int, Tracer] = field(default_factory=dict)
     _small_constants: dict[tuple[str, tuple[int, ...], bytes], Tracer] = field(default_factory=dict)
 
+    policy: StringAttr | None = None
+    """The unzip policy of the `td.checkpoint` region being traced, if any."""
+
     def emit(self, op: Operation) -> Operation:
-        """Append `op` to the fragment."""
+        """Append `op` to the fragment, tagged with the region's policy."""
+        if self.policy is not None:
+            op.attributes[cg.POLICY_ATTR_NAME] = self.policy
         self.block.add_op(op)
         return op
+
+    def call_in_region(self, policy: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """`fn(*args, **kwargs)` with the ops it emits tagged with the unzip
+        policy `policy` (a `td.checkpoint` region). As in `jax.checkpoint`, the
+        region's results are the enclosing policy's to save: their ops get the
+        outer policy back, and the region's in `cg.derived_policy` for the ops
+        `linearize` derives from them."""
+        region = StringAttr(policy)
+        outer, self.policy = self.policy, region
+        try:
+            result = fn(*args, **kwargs)
+        finally:
+            self.policy = outer
+        for leaf in tree_leaves(result):
+            op = leaf.value.owner if isinstance(leaf, Tracer) and leaf.trace is self else None
+            if isinstance(op, Operation) and op.attributes.get(cg.POLICY_ATTR_NAME) is region:
+                op.attributes[cg.DERIVED_POLICY_ATTR_NAME] = region
+                if outer is None:
+                    del op.attributes[cg.POLICY_ATTR_NAME]
+                else:
+                    op.attributes[cg.POLICY_ATTR_NAME] = outer
+        return result
 
     def new_input(self, key: cg.InputKey, spec: ArraySpec) -> Tracer:
         """Add a `cg.input` after the existing ones."""

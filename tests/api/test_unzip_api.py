@@ -219,10 +219,51 @@ def test_checkpoint_composes_with_other_transforms() -> None:
     _close(td.jit(td.grad(f))(x), np.sin(2.0 * x), 1e-12)
 
 
-def test_checkpoint_inside_a_traced_function_is_refused() -> None:
-    inner = td.checkpoint(tnp.sin, policy="save-nothing")
-    with pytest.raises(NotImplementedError, match="applies to the whole function"):
-        td.linearize(lambda x: inner(x) * 2.0, np.ones(3))
+def test_checkpoint_inside_a_traced_function_marks_a_region() -> None:
+    """Like `jax.checkpoint`: the layers called through `td.checkpoint` are
+    recomputed from their inputs; the rest of the function keeps its policy."""
+    rng = np.random.default_rng(5)
+    weights = [rng.standard_normal((6, 6)) / 3 for _ in range(3)]
+    layer = lambda w, h: tnp.tanh(w @ h)  # noqa: E731
+    saved_layer = td.checkpoint(layer, policy="save-nothing")
+
+    def net(x: Any, step: Any) -> Any:
+        h = x
+        for w in weights:
+            h = step(w, h)
+        return tnp.sum(tnp.sin(h) * h)
+
+    x = rng.standard_normal(6)
+    plain, regions = (functools.partial(net, step=s) for s in (layer, saved_layer))
+    # save-all keeps 1 - t² of every layer (and cos h, sin h, h for sin(h)·h);
+    # with the layers checkpointed, their outputs t (the enclosing policy's to
+    # save, as in JAX) and 1 - t² is recomputed from t.
+    assert [r.source for r in td.saved_residuals(plain, x)] == [
+        "prim.sub", "prim.sub", "prim.sub", "prim.cos", "prim.sin", "prim.tanh",
+    ]  # fmt: skip
+    assert [r.source for r in td.saved_residuals(regions, x)] == [
+        "prim.tanh", "prim.tanh", "prim.tanh", "prim.cos", "prim.sin",
+    ]  # fmt: skip
+    gradient = td.grad(plain)(x)
+    out, vjp_fn = td.vjp(regions, x)
+    _close(vjp_fn(np.float64(1.0))[0], gradient, 1e-12)
+    _, f_jvp = td.linearize(regions, x)
+    t = rng.standard_normal(6)
+    _close(f_jvp(t), gradient @ t, 1e-12)
+    assert 'cg.policy = "save-nothing"' in td.ir(regions, x, stage="trace")
+
+
+def test_region_policy_overrides_the_function_policy() -> None:
+    """A `save-all` region inside a `save-nothing` function keeps its interior
+    (sin x, and cos x derived from it); its output exp(sin x) is the enclosing
+    policy's, recomputed from sin x."""
+    inner = td.checkpoint(lambda x: tnp.exp(tnp.sin(x)))  # the default policy
+    f = td.checkpoint(lambda x: tnp.sin(inner(x)), policy="save-nothing")
+    x = np.linspace(0.1, 1.0, 4)
+    assert [r.source for r in td.saved_residuals(f, x)] == ["prim.sin", "prim.cos"]
+    _, f_jvp = td.linearize(f, x)
+    e = np.exp(np.sin(x))
+    _close(f_jvp(np.ones(4)), np.cos(e) * e * np.cos(x), 1e-12)
 
 
 def test_linearize_of_tracers_inlines_both_parts() -> None:

@@ -19,6 +19,8 @@ from xdsl.traits import SymbolTable
 
 from tidu_mlir.diagnostics import OpError
 from tidu_mlir.dialects.cg import (
+    DERIVED_POLICY_ATTR_NAME,
+    POLICY_ATTR_NAME,
     ROLE_ATTR_NAME,
     Fragment,
     GraphOp,
@@ -76,7 +78,8 @@ class FragmentBuilder:
         self._roles: dict[tuple[bool, ...], LinearizedRoleAttr] = {}
 
     def emit(self, op: OpT) -> OpT:
-        """Append `op` to the fragment, tag its role, copy the source location."""
+        """Append `op` to the fragment, tag its role, copy the source location and
+        unzip policy."""
         if op.parent is not None:
             raise self.error(f"the rule emitted '{op.name}', which is already in a block")
         operands = op.operands
@@ -93,6 +96,11 @@ class FragmentBuilder:
             op.attributes.pop(ROLE_ATTR_NAME, None)
         if self.source is not None:
             op.location = self.source.location
+            policy = self.source.attributes.get(DERIVED_POLICY_ATTR_NAME)
+            if policy is None:
+                policy = self.source.attributes.get(POLICY_ATTR_NAME)
+            if policy is not None:
+                op.attributes[POLICY_ATTR_NAME] = policy
         self.block.add_op(op)
         return op
 

@@ -16,7 +16,9 @@ linear fragment L is nested in, with everything enclosing it) and L:
 
 The policy decides, op by op, whether a fixed value the linear ops read is
 saved (a residual, its op goes forward) or recomputed (its op is copied into
-the linear fragment as a primary op, reading residuals). L's own primary ops
+the linear fragment as a primary op, reading residuals); an op tagged
+`cg.policy = "<name>"` (a `td.checkpoint` region) follows that policy instead
+of the one `unzip` is given. L's own primary ops
 (e.g. `cos x` emitted by the JVP of `sin`) are fixed values like any other.
 Values computed from no input (constants, broadcast or not) are recomputed
 under every policy.
@@ -30,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, TensorType
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
 
 from tidu_mlir.ad.context import Target, check_new_symbol, resolve_target
@@ -38,6 +40,7 @@ from tidu_mlir.ad.linearity import verify_linearity
 from tidu_mlir.ad.materialization import default_function_name
 from tidu_mlir.diagnostics import OpError, located_ancestor
 from tidu_mlir.dialects.cg import (
+    POLICY_ATTR_NAME,
     RESIDUALS_ATTR_NAME,
     ROLE_ATTR_NAME,
     Fragment,
@@ -131,7 +134,7 @@ def unzip(target: Target, policy: str = "save-all", name: str | None = None) -> 
     `@<name>_fwd` and `@<name>_lin` (default `<primal path>_fwd<N>` and
     `_lin<N>`, N the pass id). The unzipped fragment is left as it is.
     """
-    recompute = policy_named(policy)
+    recompute = _region_aware(policy_named(policy))
     module, linear = resolve_target(target)
     if not isinstance(linear, LinearOp):
         path = fragment_path(linear)
@@ -211,6 +214,24 @@ def _names(module: ModuleOp, primal: Fragment, name: str | None, pass_id: int) -
     for symbol in names:
         check_new_symbol(module, symbol)
     return names
+
+
+def _region_aware(default: Policy) -> Policy:
+    """`default`, except for ops naming their own policy in `cg.policy`."""
+
+    def recompute(op: Operation) -> bool:
+        name = op.attributes.get(POLICY_ATTR_NAME)
+        if name is None:
+            return default(op)
+        if not isinstance(name, StringAttr) or name.data not in POLICIES:
+            raise OpError(
+                f"{POLICY_ATTR_NAME} must name an unzip policy; valid policies: "
+                f"{', '.join(POLICIES)}",
+                op,
+            )
+        return POLICIES[name.data](op)
+
+    return recompute
 
 
 def _recomputed(value: SSAValue, recompute: Policy) -> bool:

@@ -31,7 +31,6 @@ from xdsl.ir import (
     Block,
     Dialect,
     Operation,
-    OpResult,
     ParametrizedAttribute,
     Region,
     SSAValue,
@@ -51,7 +50,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator, OpTrait, SymbolOpInterface, SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
-from tidu_mlir.diagnostics import OpError
+from tidu_mlir.diagnostics import DominanceCheck, OpError
 
 # --------------------------------------------------------------------------
 # Keys
@@ -289,6 +288,16 @@ def verify_role(op: Operation) -> None:
 
 RESIDUALS_ATTR_NAME = "cg.residuals"
 
+POLICY_ATTR_NAME = "cg.policy"
+"""On an op: the name of the unzip policy that decides whether its results are
+saved or recomputed (a region marked by `td.checkpoint` inside a traced
+function), instead of the policy `unzip` is given. The ops `linearize` derives
+from it carry it too."""
+
+DERIVED_POLICY_ATTR_NAME = "cg.derived_policy"
+"""On an op whose results leave a `td.checkpoint` region: the region's policy,
+given to the ops `linearize` derives from it instead of its own `cg.policy`."""
+
 
 @irdl_attr_definition
 class ResidualsAttr(ParametrizedAttribute):
@@ -358,14 +367,6 @@ def allocate_pass_id(module: ModuleOp) -> int:
 # --------------------------------------------------------------------------
 
 
-def _ancestor_in_block(op: Operation, block: Block) -> Operation | None:
-    """The ancestor of `op` (or `op` itself) that lives directly in `block`."""
-    current: Operation | None = op
-    while current is not None and current.parent_block() is not block:
-        current = current.parent_op()
-    return current
-
-
 def _ancestors(op: Operation) -> Iterator[Operation]:
     """The ops enclosing `op`, innermost first."""
     current = op.parent_op()
@@ -377,38 +378,14 @@ def _ancestors(op: Operation) -> Iterator[Operation]:
 def _check_dominance(block: Block) -> None:
     """Every operand of an op of `block` is defined before the op, in the same
     block or before an enclosing op of an enclosing block."""
-    position = {op: index for index, op in enumerate(block.ops)}
-    positions: dict[Block, dict[Operation, int]] = {block: position}
-
-    def index_in(outer: Block, op: Operation) -> int:
-        # Block.get_operation_index is a linear scan: index each block once.
-        if outer not in positions:
-            positions[outer] = {op: index for index, op in enumerate(outer.ops)}
-        return positions[outer][op]
-
+    dominance = DominanceCheck()
     for user in block.ops:
-        for operand_index, value in enumerate(user.operands):
-            if not isinstance(value, OpResult):
-                continue
-            definer = value.op
-            definer_block = definer.parent_block()
-            if definer_block is block:
-                anchor: Operation | None = user
-                anchor_position = position[user]
-                definer_position = position[definer]
-            else:
-                anchor = _ancestor_in_block(user, definer_block) if definer_block else None
-                if anchor is None or definer_block is None:
-                    anchor_position, definer_position = 0, 1
-                else:
-                    anchor_position = index_in(definer_block, anchor)
-                    definer_position = index_in(definer_block, definer)
-            if anchor is definer or definer_position >= anchor_position:
-                raise OpError(
-                    f"operand #{operand_index} of '{user.name}' does not dominate its use "
-                    "(a fragment may reference only values defined before it)",
-                    user,
-                )
+        if (operand_index := dominance.first_undominated(user)) is not None:
+            raise OpError(
+                f"operand #{operand_index} of '{user.name}' does not dominate its use "
+                "(a fragment may reference only values defined before it)",
+                user,
+            )
 
 
 def _verify_fragment(op: Operation, body: Region) -> None:

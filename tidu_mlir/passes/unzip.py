@@ -18,7 +18,8 @@ from tidu_mlir.passes.options import SymNameOptionPass, find_fragment
 @dataclass(frozen=True)
 class UnzipPass(SymNameOptionPass):
     """Options: `graph` (path of the `cg.linear` to split), `policy` (`save-all`,
-    `recompute-elementwise`, `save-nothing`), `report` (print one remark per
+    `recompute-elementwise`, `save-nothing`; ops tagged `cg.policy` follow
+    their own), `report` (print one remark per
     residual on stderr), `name` (base of the new symbols `@<name>_fwd`,
     `@<name>_lin`; default `<primal>_fwd<N>`, `<primal>_lin<N>`)."""
 
