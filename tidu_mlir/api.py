@@ -78,7 +78,7 @@ class Staged:
 
     def call(self, values: dict[InputKey, Any]) -> list[Any]:
         """Run on concrete arrays, or inline into the trace of the tracers given."""
-        for outer, input_op in self.traced.closures:
+        for outer, input_op in [*self.traced.closures, *self.traced.captured]:
             values[input_op.key] = outer
         args = [values[key] for key in self.arg_keys]
         trace = current_trace(*args)
@@ -1200,7 +1200,7 @@ def _stage_vmap(
     fn: Callable[..., Any], sig: _Signature, mapped: tuple[bool, ...], size: int
 ) -> _Vectorized:
     traced = _trace(fn, sig)
-    flags = [*mapped, *(False for _ in traced.closures)]
+    flags = [*mapped, *(False for _ in range(traced.bound_input_count))]
     batched = ad.batch(traced.graph, flags, size)
     func = ad.materialize(batched.graph, name="batched")
     return _Vectorized(Staged(traced, func), batched.batched_outputs)
@@ -1337,7 +1337,8 @@ def lower(fn: Callable[..., Any], *example_args: Any) -> dict[str, str]:
 def _batch_stage(fn: Callable[..., Any], example_args: Sequence[Any]) -> str:
     call = _MappedCall.of(example_args, 0, None)
     traced = _trace(fn, call.example)
-    ad.batch(traced.graph, [*call.mapped, *(False for _ in traced.closures)], call.size)
+    flags = [*call.mapped, *(False for _ in range(traced.bound_input_count))]
+    ad.batch(traced.graph, flags, call.size)
     return str(traced.module)
 
 

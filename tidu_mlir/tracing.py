@@ -6,6 +6,8 @@ directly, never printed and re-parsed). Traces nest: a transform applied inside
 another trace traces its function in a trace of its own, one level deeper; a
 tracer of an outer trace used there (a closure) is lifted to an extra input of
 the inner fragment and bound to the outer value when the result is inlined.
+Large numpy arrays the function closes over become inputs too (`const<i>`,
+bound at call time), not dense constants.
 
 The numpy-named operations on tracers live in `tidu_mlir.numpy`; the operators
 of `Tracer` (`tidu_mlir.array_operators`) call them.
@@ -82,6 +84,9 @@ class Trace:
     block: Block
     inputs: list[cg.InputOp] = field(default_factory=list)
     closures: list[tuple[Tracer, cg.InputOp]] = field(default_factory=list)
+    captured: list[tuple[np.ndarray, cg.InputOp]] = field(default_factory=list)
+    """Large arrays the function closes over, as inputs `const<i>` (`capture`)."""
+    _captured_by_id: dict[tuple[int, str], tuple[Tracer, Any]] = field(default_factory=dict)
     _lifted: dict[int, Tracer] = field(default_factory=dict)
     _small_constants: dict[tuple[str, tuple[int, ...], bytes], Tracer] = field(default_factory=dict)
 
@@ -126,6 +131,21 @@ class Trace:
             _insert_first(self.block, op)
         self.inputs.append(op)
         return Tracer(op.result, self)
+
+    def capture(self, value: Any, array: np.ndarray) -> Tracer:
+        """`array` (made from `value`, a large array the function closes over)
+        as an input `const<i>` bound at call time rather than a dense constant
+        in the IR: compile time does not grow with its size, and the compiled
+        code serves any value of its shape. It is a snapshot (later changes to
+        `value` are not seen, as for a constant); each object is captured once."""
+        key = (id(value), array.dtype.str)
+        known = self._captured_by_id.get(key)
+        if known is None:
+            spec = ArraySpec(array.shape, array.dtype)
+            tracer = self.new_input(cg.KeyAttr(f"const{len(self.captured)}"), spec)
+            self.captured.append((np.array(array, copy=True), self.inputs[-1]))
+            known = self._captured_by_id[key] = (tracer, value)  # `value` kept: its id stays its
+        return known[0]
 
     def adopt(self, value: Tracer) -> Tracer:
         """`value` as a tracer of this trace: itself, or lifted from an outer trace."""
@@ -234,6 +254,10 @@ def current_trace(*values: Any) -> Trace | None:
 SMALL_CONSTANT_SIZE = 16
 """Constants up to this many elements are made once per trace and reused."""
 
+CAPTURED_CONSTANT_SIZE = 1024
+"""Constants above this many elements become inputs bound at call time
+(`Trace.capture`), not dense constants in the IR."""
+
 
 def constant(trace: Trace, value: Any, dtype: np.dtype) -> Tracer:
     """A constant of the given dtype (scalars stay 0-d; callers broadcast).
@@ -242,6 +266,8 @@ def constant(trace: Trace, value: Any, dtype: np.dtype) -> Tracer:
     per trace: a deep chain would otherwise spend most of its tracing time
     building identical `prim.constant` ops."""
     array = np.asarray(value, dtype=dtype)
+    if array.size > CAPTURED_CONSTANT_SIZE:
+        return trace.capture(value, array)
     key = (array.dtype.str, array.shape, array.tobytes())
     small = array.size <= SMALL_CONSTANT_SIZE
     if small and (known := trace._small_constants.get(key)) is not None:
@@ -271,6 +297,13 @@ class TracedFunction:
     out_treedef: PyTreeDef
     """The pytree structure of the results (`tidu_mlir.tree_util`)."""
     closures: list[tuple[Tracer, cg.InputOp]]
+    captured: list[tuple[np.ndarray, cg.InputOp]]
+
+    @property
+    def bound_input_count(self) -> int:
+        """How many inputs follow the arguments: closures and captured arrays,
+        bound by the caller (`Staged.call`), never mapped or differentiated."""
+        return len(self.closures) + len(self.captured)
 
     @property
     def output_count(self) -> int:
@@ -305,7 +338,7 @@ def trace_function(
     outputs, out_tree = tree_flatten(result)
     values = [_as_output(trace, value, index) for index, value in enumerate(outputs)]
     block.add_op(cg.OutputOp(values))
-    return TracedFunction(module, graph, tuple(specs), out_tree, trace.closures)
+    return TracedFunction(module, graph, tuple(specs), out_tree, trace.closures, trace.captured)
 
 
 def _insert_first(block: Block, op: Operation) -> None:
