@@ -7,6 +7,8 @@ and `td.vjp` run the forward function once and then only the linear
 Workloads (float64):
 * tanh_chain: f(x, A) = tanh(A @ tanh(A @ ... x)), 10 layers, A 1000x1000,
               x of 1000 (derivatives w.r.t. both)
+* tanh_chain_x: the same chain with A (2000x2000) captured by the function
+              (`partial(f, A)`), derivatives w.r.t. x only
 * mlp_loss:   the MLP loss of bench_api.py (256x784 input, 784x256 tanh,
               256x10), w.r.t. all four arguments
 Columns: best times (ms) of the primal (jit), of one `f_jvp` call and of one
@@ -35,6 +37,15 @@ def tanh_chain(x, a, xp=tnp):
     for _ in range(LAYERS):
         x = xp.tanh(a @ x)
     return x
+
+
+def captured_chain(a: np.ndarray) -> Callable[..., Any]:
+    """`tanh_chain` of x alone, closing over `a` (a captured array)."""
+
+    def chain_of_x(x, xp=tnp):
+        return tanh_chain(x, a, xp)
+
+    return chain_of_x
 
 
 def residual_mb(fn: Callable[..., Any], args: tuple[np.ndarray, ...]) -> float:
@@ -78,7 +89,7 @@ def bench(name: str, fn: Callable[..., Any], args: tuple[np.ndarray, ...], repea
     nothing = td.checkpoint(fn, policy="save-nothing")
     _, t_jvp_nothing, _ = ratios(nothing, args, repeat)
     return (
-        f"{name:11s} {t_primal * 1e3:9.3f} {t_jvp * 1e3:9.3f} {t_vjp * 1e3:9.3f} "
+        f"{name:12s} {t_primal * 1e3:9.3f} {t_jvp * 1e3:9.3f} {t_vjp * 1e3:9.3f} "
         f"{t_jvp / t_primal:8.2f} {t_vjp / t_primal:8.2f} {jax_ratios(fn, args, repeat)} "
         f"{residual_mb(fn, args):9.2f} {residual_mb(nothing, args):9.2f} "
         f"{t_jvp_nothing / t_primal:8.2f}"
@@ -90,12 +101,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=20)
     repeat = parser.parse_args().repeat
     rng = np.random.default_rng(0)
-    print(f"{'workload':11s} {'primal ms':>9s} {'f_jvp ms':>9s} {'vjp_fn ms':>9s} "
+    print(f"{'workload':12s} {'primal ms':>9s} {'f_jvp ms':>9s} {'vjp_fn ms':>9s} "
           f"{'jvp/prim':>8s} {'vjp/prim':>8s} {'jax jvp':>8s} {'jax vjp':>8s} "
           f"{'res MB':>9s} {'res MB 0':>9s} {'jvp/p 0':>8s}")  # fmt: skip
     a = rng.standard_normal((1000, 1000)) / 1000**0.5
     x = rng.standard_normal(1000)
     print(bench("tanh_chain", tanh_chain, (x, a), repeat))
+    big = rng.standard_normal((2000, 2000)) / 2000**0.5
+    print(bench("tanh_chain_x", captured_chain(big), (rng.standard_normal(2000),), repeat))
     mlp_args = (
         rng.standard_normal((256, 784)) * 0.1,
         rng.standard_normal((256, 10)),
