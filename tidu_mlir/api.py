@@ -426,6 +426,29 @@ def _split_static(args: Sequence[Any], kwargs: dict[str, Any], nums: frozenset[i
     return dynamic, labels, _Statics(count, tuple(positions), tuple(keywords), tuple(values))
 
 
+def _is_traceable(value: Any) -> bool:
+    """Whether every leaf of `value` can be an array (a keyword argument is
+    traced then, passed as a static Python value otherwise)."""
+    try:
+        for leaf in tree_leaves(value):
+            _as_array(leaf)
+    except _LeafError:
+        return False
+    return True
+
+
+def _with_keywords(args: Sequence[Any], kwargs: dict[str, Any]
+                   ) -> tuple[list[Any], list[str], _Statics | None]:  # fmt: skip
+    """The traced arguments of a call that may have keywords (the positional
+    ones first, so `argnums` still count them), their labels, and the layout
+    (None without keywords). A keyword argument is traced when its leaves are
+    arrays or numbers and static (hashable, part of the cache key) otherwise."""
+    if not kwargs:
+        return list(args), [], None
+    static_names = frozenset(name for name, value in kwargs.items() if not _is_traceable(value))
+    return _split_static(args, kwargs, frozenset(), static_names, ())
+
+
 # --------------------------------------------------------------------------
 # Building stages
 # --------------------------------------------------------------------------
@@ -519,10 +542,10 @@ def _transpose(linear: ad.LinearizedGraph | LinearOp) -> ad.LinearizedGraph:
 
 
 def _stage_vjp(fn: Callable[..., Any], sig: _Signature, wrt: tuple[int, ...], with_primal: bool,
-               has_aux: bool) -> _Derived:  # fmt: skip
+               has_aux: bool, statics: _Statics | None = None) -> _Derived:  # fmt: skip
     """The transposed linearization w.r.t. the leaves `wrt`, of the output only
     (not the aux), with every primal output first when `with_primal`."""
-    traced = _trace(fn, sig, has_aux)
+    traced = _trace(fn, sig, has_aux, statics)
     outputs = _differentiated(traced, has_aux)
     linear = ad.linearize(traced.graph, outputs, wrt=[_arg_key(i) for i in wrt])
     transposed = _transpose(linear)
@@ -807,20 +830,23 @@ def _check_scalar_output(out_tree: PyTreeDef, out_specs: Sequence[ArraySpec]) ->
 
 
 def _gradient(fn: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool,
-              args: Sequence[Any], with_value: bool) -> tuple[Any, Any]:  # fmt: skip
+              args: Sequence[Any], kwargs: dict[str, Any],
+              with_value: bool) -> tuple[Any, Any]:  # fmt: skip
     """`(value or None, gradient)` of a real scalar function, from one compiled
     function that computes the value too only when asked (the value is
     `(value, aux)` with `has_aux`). It is fused (not unzipped like `vjp`): one
-    function, no residuals stored and read back."""
+    function, no residuals stored and read back. Keyword arguments are passed
+    through, not differentiated (see `_with_keywords`)."""
     nums = _normalize_argnums(argnums, len(args))
     _check_differentiable(args, nums)
-    leaves, sig = _flatten_args(args)
+    dynamic, labels, statics = _with_keywords(args, kwargs)
+    leaves, sig = _flatten_args(dynamic, labels)
     wrt = sig.leaves_of(nums)
     with_primal = with_value or has_aux
     derived = _cached(
         fn,
-        ("grad", sig, wrt, with_primal, has_aux),
-        lambda: _stage_vjp(fn, sig, wrt, with_primal, has_aux),
+        ("grad", sig, wrt, with_primal, has_aux, statics),
+        lambda: _stage_vjp(fn, sig, wrt, with_primal, has_aux, statics),
     )
     assert derived.transposed is not None
     traced = derived.staged.traced
@@ -851,8 +877,8 @@ def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
     is `((value, aux), grad)`."""
 
     @functools.wraps(fn)
-    def value_and_grad_fn(*args: Any) -> tuple[Any, Any]:
-        return _gradient(fn, argnums, has_aux, args, with_value=True)
+    def value_and_grad_fn(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        return _gradient(fn, argnums, has_aux, args, kwargs, with_value=True)
 
     return value_and_grad_fn
 
@@ -870,11 +896,13 @@ def grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
     of them. Python floats become float64 0-d arrays; an integer or boolean
     argument differentiated is a TypeError (as in JAX). With `has_aux=True`,
     `fn` returns `(value, aux)`; the aux (any pytree of arrays) is not
-    differentiated and the result is `(grad, aux)`."""
+    differentiated and the result is `(grad, aux)`. Keyword arguments are
+    passed to `fn`, not differentiated: traced when they are arrays or numbers,
+    static (hashable; one trace per value) otherwise."""
 
     @functools.wraps(fn)
-    def grad_fn(*args: Any) -> Any:
-        value, gradient = _gradient(fn, argnums, has_aux, args, with_value=has_aux)
+    def grad_fn(*args: Any, **kwargs: Any) -> Any:
+        value, gradient = _gradient(fn, argnums, has_aux, args, kwargs, with_value=has_aux)
         return (gradient, value[1]) if has_aux else gradient
 
     return grad_fn

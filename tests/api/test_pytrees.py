@@ -348,6 +348,32 @@ def test_static_argnames_and_keyword_pytrees() -> None:
     assert calls == ["plain", "sin"]
 
 
+def test_grad_forwards_keyword_arguments() -> None:
+    """Keywords reach `fn` undifferentiated: arrays and numbers traced (a new
+    value is no new trace), other values static (one trace per value)."""
+    calls: list[str] = []
+
+    def f(x, *, scale=1.0, mode="sin"):
+        calls.append(mode)
+        return tnp.sum((tnp.sin(x) if mode == "sin" else tnp.cos(x)) * scale)
+
+    x = np.linspace(0.0, 1.0, 3)
+    np.testing.assert_allclose(td.grad(f)(x, scale=2.0), 2.0 * np.cos(x))
+    np.testing.assert_allclose(td.grad(f)(x, scale=np.float64(3.0)), 3.0 * np.cos(x))
+    np.testing.assert_allclose(td.grad(f)(x, scale=3.0, mode="cos"), -3.0 * np.sin(x))
+    value, g = td.value_and_grad(f)(x, scale=np.ones(3), mode="cos")
+    np.testing.assert_allclose(value, np.sum(np.cos(x)))
+    np.testing.assert_allclose(g, -np.sin(x))
+    grad_f = td.grad(f)
+    for scale in (1.0, 2.0, 5.0):
+        grad_f(x, scale=scale)
+    # one trace per signature (cached on f, shared by every td.grad(f)): the
+    # float scales share one; mode="cos" with a 0-d and with a (3,) scale.
+    assert calls == ["sin", "cos", "cos"]
+    with pytest.raises(TypeError, match="static arguments must be hashable"):
+        td.grad(f)(x, mode=["cos"])
+
+
 def test_jit_decorator_forms() -> None:
     @td.jit
     def plain(x):
