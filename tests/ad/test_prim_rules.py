@@ -124,15 +124,23 @@ def test_atan2(dtype: type) -> None:
 
 
 @pytest.mark.parametrize("op", [prim.MaximumOp, prim.MinimumOp], ids=["maximum", "minimum"])
-def test_maximum_minimum_ties_go_to_lhs(op: type) -> None:
-    x = np.array([1.0, 2.0])
-    _, graph = build(lambda b, x, y: b(op(x, y)), [x, x])
+def test_maximum_minimum_ties_split_the_derivative(op: type) -> None:
+    """At ties the operands share the derivative (JAX's and PyTorch's choice);
+    elsewhere the winning operand's tangent passes."""
+    x, y = np.array([1.0, 2.0, 3.0]), np.array([1.0, 1.0, 4.0])
+    _, graph = build(lambda b, x, y: b(op(x, y)), [x, y])
     lin = ad.linearize(graph, wrt=["x0", "x1"])
+    dx, dy = np.array([2.0, 3.0, 5.0]), np.array([4.0, 7.0, 11.0])
     env = {
-        **primal_env([x, x]),
-        **{k: v for (k, _), v in zip(lin.tangent_inputs, [x, -x], strict=True)},
+        **primal_env([x, y]),
+        **{k: v for (k, _), v in zip(lin.tangent_inputs, [dx, dy], strict=True)},
     }
-    np.testing.assert_array_equal(run(lin.fragment, env)[0], x)
+    lhs_wins = (
+        np.array([False, True, False]) if op is prim.MaximumOp else np.array([False, False, True])
+    )
+    expected = np.where(lhs_wins, dx, dy)
+    expected[0] = 0.5 * (dx[0] + dy[0])
+    np.testing.assert_array_equal(run(lin.fragment, env)[0], expected)
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=dtype_id)

@@ -159,11 +159,15 @@ def test_saved_residuals_of_tanh_of_a_matvec() -> None:
 
 
 def test_saved_residuals_of_relu_keep_no_constant() -> None:
-    """d max(x - 1, 0) = select(x - 1 >= 0, dx, 0): save-all keeps the mask only
-    (a bool per element); the zeros are a constant, recomputed by every policy."""
+    """d max(x - 1, 0) = w·dx with w = 1, 0 or 1/2 (ties): save-all keeps the
+    weight only; the constants it selects from are recomputed by every policy,
+    and recompute-elementwise keeps the input instead."""
     f = lambda x: tnp.maximum(x - 1.0, 0.0)  # noqa: E731
     x = np.ones(6)
-    assert _summary(f, x) == [((6,), "bool", 6, "prim.compare")]
+    assert _summary(f, x) == [((6,), "float64", 48, "prim.select")]
+    assert _summary(td.checkpoint(f, policy="recompute-elementwise"), x) == [
+        ((6,), "float64", 48, "input arg0")
+    ]
     assert _summary(td.checkpoint(f, policy="save-nothing"), x) == [
         ((6,), "float64", 48, "input arg0")
     ]

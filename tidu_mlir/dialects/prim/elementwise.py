@@ -48,7 +48,6 @@ from tidu_mlir.dialects.prim.core import (
     conj_if_complex,
     full_like,
     scale,
-    select_jvp,
     zeros_like,
 )
 from tidu_mlir.dialects.prim.syntax import (
@@ -132,10 +131,34 @@ class DivOp(ElementwiseBinaryOp):
         return tuple(active_mask) == (True, False)
 
 
+def winner_jvp(ctx: RuleContext, op: ElementwiseBinaryOp, wins: str, tangents: Values) -> Values:
+    """The JVP of max/min, whose result is the operand winning the comparison
+    `wins` (`gt`/`lt`): d = w·da + (1 - w)·db with w = 1 where the lhs wins, 0
+    where the rhs does and 1/2 at ties, where the operands share the
+    derivative (JAX's and PyTorch's convention)."""
+    lhs, rhs = op.operands
+    dlhs, drhs = tangents
+    real = tensor_type_of(lhs)
+    lhs_wins = emit_value(ctx, CompareOp(wins, lhs, rhs))
+    tie = emit_value(ctx, CompareOp("eq", lhs, rhs))
+    half_at_ties = emit_value(
+        ctx, SelectOp(tie, full_like(ctx, 0.5, real), full_like(ctx, 0.0, real))
+    )
+    weight = emit_value(ctx, SelectOp(lhs_wins, full_like(ctx, 1.0, real), half_at_ties))
+    terms: list[SSAValue] = []
+    if dlhs is not None:
+        terms.append(emit_value(ctx, MulOp(weight, dlhs)))
+    if drhs is not None:
+        rest = emit_value(ctx, SubOp(full_like(ctx, 1.0, real), weight))
+        terms.append(emit_value(ctx, MulOp(rest, drhs)))
+    if len(terms) == 1:
+        return terms
+    return [emit_value(ctx, AddOp(terms[0], terms[1]))]
+
+
 @irdl_op_definition
 class MaximumOp(NotLinear, ElementwiseBinaryOp):
-    """Elementwise max of real tensors.
-    d max(a, b) = select(a >= b, da, db): ties go to the lhs."""
+    """Elementwise max of real tensors; ties share the derivative (`winner_jvp`)."""
 
     name = "prim.maximum"
     KIND: ClassVar[str] = "real"
@@ -143,15 +166,12 @@ class MaximumOp(NotLinear, ElementwiseBinaryOp):
     reference = staticmethod(np.maximum)
 
     def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
-        lhs, rhs = self.operands
-        pick_lhs = emit_value(ctx, CompareOp("ge", lhs, rhs))
-        return [select_jvp(ctx, pick_lhs, tangents, lhs)]
+        return winner_jvp(ctx, self, "gt", tangents)
 
 
 @irdl_op_definition
 class MinimumOp(NotLinear, ElementwiseBinaryOp):
-    """Elementwise min of real tensors.
-    d min(a, b) = select(a <= b, da, db): ties go to the lhs."""
+    """Elementwise min of real tensors; ties share the derivative (`winner_jvp`)."""
 
     name = "prim.minimum"
     KIND: ClassVar[str] = "real"
@@ -159,9 +179,7 @@ class MinimumOp(NotLinear, ElementwiseBinaryOp):
     reference = staticmethod(np.minimum)
 
     def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
-        lhs, rhs = self.operands
-        pick_lhs = emit_value(ctx, CompareOp("le", lhs, rhs))
-        return [select_jvp(ctx, pick_lhs, tangents, lhs)]
+        return winner_jvp(ctx, self, "lt", tangents)
 
 
 # --------------------------------------------------------------------------
