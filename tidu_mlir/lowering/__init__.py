@@ -36,6 +36,12 @@ def _memref() -> type[ModulePass]:
     return ConvertMemrefToLLVMPass
 
 
+def _scf_to_cf() -> type[ModulePass]:
+    from tidu_mlir.lowering.scf_to_cf import LowerScfToCfPass
+
+    return LowerScfToCfPass
+
+
 def _bufferize() -> type[ModulePass]:
     from tidu_mlir.lowering.bufferize import PrimBufferizePass
 
@@ -54,6 +60,12 @@ def _parallelize() -> type[ModulePass]:
     return ParallelizeLoopsPass
 
 
+def _split() -> type[ModulePass]:
+    from tidu_mlir.lowering.split import SplitFunctionsPass
+
+    return SplitFunctionsPass
+
+
 def _lower_to_llvm() -> type[ModulePass]:
     from tidu_mlir.lowering.lower_to_llvm import LowerToLLVMPass
 
@@ -70,10 +82,12 @@ LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "prim-bufferize": _bufferize,
     "convert-prim-to-loops": _prim_to_loops,
     "parallelize-loops": _parallelize,
+    "split-functions": _split,
     "lower-to-llvm": _lower_to_llvm,
     "convert-arith-to-llvm": _arith,
     "convert-math-to-llvm": _math,
     "convert-func-to-llvm": _func,
+    "lower-scf-to-cf": _scf_to_cf,
     "convert-cf-to-llvm": _cf,
     "convert-memref-to-llvm": _memref,
 }

@@ -95,10 +95,15 @@ def translate_to_llvm_ir(module: ModuleOp) -> str:
     ir_module = convert_module(
         module, fallback_target_triple=tm.triple, data_layout=str(tm.target_data)
     )
-    # xDSL's translation drops the linkage: internal helpers may be deleted once inlined.
+    # xDSL's translation drops the linkage (internal helpers may be deleted once
+    # inlined) and `no_inline` (split-functions parts must stay apart).
     for op in module.ops:
-        if isinstance(op, llvm_dialect.FuncOp) and op.linkage.linkage.data == "internal":
+        if not isinstance(op, llvm_dialect.FuncOp):
+            continue
+        if op.linkage.linkage.data == "internal":
             ir_module.get_global(op.sym_name.data).linkage = "internal"
+        if op.no_inline is not None:
+            ir_module.get_global(op.sym_name.data).attributes.add("noinline")
     return str(ir_module)
 
 

@@ -1,7 +1,7 @@
 """`convert-cf-to-llvm`: `cf.br` / `cf.cond_br` to `llvm.br` / `llvm.cond_br`.
 
 Successor blocks get legal argument types (an `index` loop counter from
-`convert-scf-to-cf` becomes `i64`), so the LLVM backend can build its phi nodes.
+`lower-scf-to-cf` becomes `i64`), so the LLVM backend can build its phi nodes.
 """
 
 from collections.abc import Sequence

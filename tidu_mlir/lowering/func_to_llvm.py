@@ -4,7 +4,8 @@ Signatures get legal types (memref -> `!llvm.ptr`, index -> `i64`). With
 `noalias=true` every pointer argument of a function with a body is marked
 `llvm.noalias`, which is what the JIT calling convention guarantees (outputs are
 fresh buffers, inputs are read-only) and what lets LLVM vectorize without
-runtime overlap checks.
+runtime overlap checks. A `no_inline` unit attribute (`split-functions` parts)
+becomes the `no_inline` property of the `llvm.func`.
 """
 
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from tidu_mlir.lowering.common import (
     legal_type,
     replace_with_legal,
 )
+from tidu_mlir.lowering.split import NO_INLINE_ATTR
 
 
 def _llvm_function_type(op: func.FuncOp) -> llvm.LLVMFunctionType:
@@ -77,12 +79,15 @@ class ConvertFunc(RewritePattern):
         if body.blocks:
             convert_block_argument_types(body.blocks[0], rewriter)
         arg_attrs = _arg_attrs(op, function_type, self.noalias and not is_declaration)
+        props: dict[str, Attribute | None] = {"arg_attrs": arg_attrs}
+        if NO_INLINE_ATTR in op.attributes:
+            props["no_inline"] = UnitAttr()
         new_op = llvm.FuncOp(
             op.sym_name.data,
             function_type,
             linkage=llvm.LinkageAttr(_linkage(op, is_declaration)),
             body=body,
-            other_props={"arg_attrs": arg_attrs} if arg_attrs is not None else None,
+            other_props=props,
         )
         rewriter.replace(op, new_op)
 

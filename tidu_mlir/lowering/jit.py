@@ -24,11 +24,13 @@ outputs, calls the native code through ctypes without the GIL, and returns the
 outputs (then the scalar result): one value alone, several as a tuple, or None.
 """
 
+import contextlib
+import gc
 import hashlib
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, NoReturn, cast
 
@@ -338,6 +340,34 @@ class JitFunction:
         raise TypeError(f"@{sig.name} takes {len(sig.inputs)} inputs ({names}), got {got}")
 
 
+_gc_pauses = 0
+_gc_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def collection_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off while compiling (nestable, any thread).
+
+    Lowering builds millions of small objects; each full collection walks all of
+    them, which made lowering and translation grow faster than linearly (a
+    200-step chain: translation 1.5 s with the collector, 0.5 s without). The
+    garbage a compilation leaves is collected once the collector is back on."""
+    global _gc_pauses
+    with _gc_lock:
+        ours = _gc_pauses > 0 or gc.isenabled()  # not when the user turned it off
+        if ours:
+            _gc_pauses += 1
+            gc.disable()
+    try:
+        yield
+    finally:
+        if ours:
+            with _gc_lock:
+                _gc_pauses -= 1
+                if _gc_pauses == 0:
+                    gc.enable()
+
+
 class CompiledModule:
     """A module lowered, optimized and loaded by MCJIT, with one engine it owns.
 
@@ -373,6 +403,16 @@ class CompiledModule:
             and op.sym_visibility != builtin.StringAttr("private")
         }
         self._signatures: dict[str, Signature] = {}
+        with collection_paused():
+            self._compile(module, consume, timings, keep_object)
+
+    def _compile(
+        self,
+        module: ModuleOp,
+        consume: bool,
+        timings: dict[str, float] | None,
+        keep_object: bool,
+    ) -> None:
         clock = time.perf_counter()
         lowered = module if consume else module.clone()
         lower_to_llvm_dialect(lowered)

@@ -1,7 +1,8 @@
 """`lower-to-llvm`: the whole lowering, prim on tensors to the `llvm` dialect, as one pass.
 
 Steps: `prim-bufferize` (buffer calling convention), `convert-prim-to-loops`
-(fused loop nests), `parallelize-loops` (large nests on all cores), then the
+(fused loop nests), `parallelize-loops` (large nests on all cores),
+`split-functions` (large functions cut into bounded-size parts), then the
 bottom half (`pipeline.llvm_lowering_passes`: scf/memref/math/arith/cf/func to
 llvm, reconcile casts). `tidu-opt -p
 lower-to-llvm -t llvm FILE` prints the resulting LLVM IR.
@@ -19,15 +20,17 @@ from tidu_mlir.lowering.bufferize import PrimBufferizePass
 from tidu_mlir.lowering.parallel import ParallelizeLoopsPass
 from tidu_mlir.lowering.pipeline import lower_to_llvm_dialect
 from tidu_mlir.lowering.prim_to_loops import ConvertPrimToLoopsPass
+from tidu_mlir.lowering.split import SplitFunctionsPass
 
 
 def lower_prim_to_loops(module: ModuleOp, ctx: Context | None = None) -> None:
     """Bufferize and lower the prim ops of `module` to loop nests (large ones
-    parallel), in place."""
+    parallel, large functions split into parts), in place."""
     ctx = ctx if ctx is not None else Context(allow_unregistered=True)
     PrimBufferizePass().apply(ctx, module)
     ConvertPrimToLoopsPass().apply(ctx, module)
     ParallelizeLoopsPass().apply(ctx, module)
+    SplitFunctionsPass().apply(ctx, module)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,6 @@
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
 from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsPass
 
 from tidu_mlir.lowering.arith_to_llvm import ConvertArithToLLVMPass
@@ -12,6 +11,7 @@ from tidu_mlir.lowering.cf_to_llvm import ConvertCfToLLVMPass
 from tidu_mlir.lowering.func_to_llvm import ConvertFuncToLLVMPass
 from tidu_mlir.lowering.math_to_llvm import ConvertMathToLLVMPass
 from tidu_mlir.lowering.memref_to_llvm import ConvertMemrefToLLVMPass
+from tidu_mlir.lowering.scf_to_cf import LowerScfToCfPass
 
 
 def llvm_lowering_passes() -> list[ModulePass]:
@@ -22,7 +22,7 @@ def llvm_lowering_passes() -> list[ModulePass]:
     removes the casts bridging the partial conversions.
     """
     return [
-        ConvertScfToCf(),
+        LowerScfToCfPass(),
         ConvertMemrefToLLVMPass(),
         ConvertMathToLLVMPass(),
         ConvertArithToLLVMPass(),

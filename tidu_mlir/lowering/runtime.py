@@ -49,7 +49,13 @@ from tidu_mlir.dialects.cg import CG
 from tidu_mlir.dialects.prim import PRIM
 from tidu_mlir.lowering import backend, blas, disk_cache, fusion, parallel, prim_to_loops
 from tidu_mlir.lowering.allocator import retain_freed_memory
-from tidu_mlir.lowering.jit import BufferParam, CompiledModule, JitFunction, Signature
+from tidu_mlir.lowering.jit import (
+    BufferParam,
+    CompiledModule,
+    JitFunction,
+    Signature,
+    collection_paused,
+)
 from tidu_mlir.lowering.lower_to_llvm import lower_prim_to_loops
 from tidu_mlir.lowering.vector_library import libmvec_available
 
@@ -83,12 +89,15 @@ class CompiledFunction:
             if not isinstance(typ, TensorType):
                 raise TypeError(f"@{self.name}: only tensor arguments and results, got {typ}")
         start = time.perf_counter()
-        module = ModuleOp([function.clone()])
-        lower_prim_to_loops(module, Context(allow_unregistered=True))
-        if timings is not None:
-            timings["lower-to-loops"] = time.perf_counter() - start
-        # Cached by this function's text (`compile_function`): no second key to print.
-        self.module = CompiledModule(module, consume=True, timings=timings, keep_object=keep_object)
+        with collection_paused():
+            module = ModuleOp([function.clone()])
+            lower_prim_to_loops(module, Context(allow_unregistered=True))
+            if timings is not None:
+                timings["lower-to-loops"] = time.perf_counter() - start
+            # Cached by this function's text (`compile_function`): no second key to print.
+            self.module = CompiledModule(
+                module, consume=True, timings=timings, keep_object=keep_object
+            )
         self._source: str | None = None
         self._bind()
         COUNTS["lowerings"] += 1

@@ -1,0 +1,77 @@
+"""The lowering does work linear in the program size: structured control flow is
+flattened with each op moved at most once, and large functions are split into
+parts of bounded size (counted, not timed)."""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import ModuleOp
+
+from tidu_mlir.dialects import prim
+from tidu_mlir.lowering.backend import translate_to_llvm_ir
+from tidu_mlir.lowering.bufferize import PrimBufferizePass
+from tidu_mlir.lowering.parallel import ParallelizeLoopsPass
+from tidu_mlir.lowering.pipeline import lower_to_llvm_dialect
+from tidu_mlir.lowering.prim_to_loops import ConvertPrimToLoopsPass
+from tidu_mlir.lowering.scf_to_cf import lower_structured_control_flow
+from tidu_mlir.lowering.split import MAX_PART_OPS, NO_INLINE_ATTR, SplitFunctionsPass, op_count
+
+from .oracle import build, check, tensor
+
+T = tensor((4, 3))
+
+
+def chain(steps: int) -> func.FuncOp:
+    """`steps` steps of a 6-op chain with a reduction, each reading the previous one."""
+
+    def body(x, y):
+        s = prim.ReduceSumOp(x, [0])
+        for _ in range(steps):
+            e = prim.ExpOp(prim.MulOp(x, y))
+            s = prim.ReduceSumOp(e, [0])
+            x = prim.AddOp(prim.SinOp(prim.MulOp(e, y)), prim.BroadcastInDimOp(s, [1], T))
+        return x, s
+
+    return build([T, T], body)
+
+
+def loops(steps: int, split: bool = True) -> ModuleOp:
+    """The chain lowered to loop nests (split into parts unless `split` is False)."""
+    module = ModuleOp([chain(steps)])
+    ctx = Context(allow_unregistered=True)
+    passes = [PrimBufferizePass(), ConvertPrimToLoopsPass(), ParallelizeLoopsPass()]
+    for lowering_pass in [*passes, SplitFunctionsPass()] if split else passes:
+        lowering_pass.apply(ctx, module)
+    return module
+
+
+def test_scf_to_cf_moves_each_op_at_most_once() -> None:
+    for steps in (20, 160):
+        module = loops(steps, split=False)
+        total = op_count(module)
+        moved = lower_structured_control_flow(module)
+        # every loop nest but the first is followed by ops that move once
+        assert total // 2 < moved <= total
+        assert not any(op.name.startswith("scf.") for op in module.walk())
+
+
+def test_large_function_is_split_into_bounded_parts() -> None:
+    module = loops(160)
+    functions = [f for f in module.ops if isinstance(f, func.FuncOp) and not f.is_declaration]
+    parts = [f for f in functions if NO_INLINE_ATTR in f.attributes]
+    assert len(parts) >= 3
+    assert all(op_count(f) <= 2 * MAX_PART_OPS for f in functions)
+    # temporaries used by one part only are allocated and freed in it
+    assert any(isinstance(op, memref.AllocOp) for op in parts[0].walk())
+    lower_to_llvm_dialect(module)
+    assert "noinline" in translate_to_llvm_ir(module)
+
+
+def test_small_function_is_not_split() -> None:
+    module = loops(5)
+    assert len([f for f in module.ops if isinstance(f, func.FuncOp)]) == 1
+
+
+def test_split_function_matches_evaluator() -> None:
+    check(chain(120), seed=3, low=-0.5, high=0.5)
