@@ -34,6 +34,7 @@ from tidu_mlir import ad
 from tidu_mlir import numpy as tnp
 from tidu_mlir.ad.linear_function import linear_fragment_from_graph
 from tidu_mlir.ad.unzip import policy_named
+from tidu_mlir.diagnostics import OpError
 from tidu_mlir.dialects.cg import ROLE_ATTR_NAME, InputKey, KeyAttr, LinearOp, key_spec
 from tidu_mlir.dialects.prim import AddOp
 from tidu_mlir.execution import Executable, executable
@@ -1095,7 +1096,10 @@ def linear_transpose(fn_lin: Callable[..., Any], *primals: Any) -> Callable[...,
     traced = _trace(fn_lin, sig)
     module = traced.module
     linear = linear_fragment_from_graph(module, traced.graph, _all_keys(sig))
-    transposed = _transpose(linear)
+    try:
+        transposed = _transpose(linear)
+    except OpError as error:  # the linearity check names the op
+        raise TypeError(f"linear_transpose needs a linear function: {error.message}") from None
     func = ad.materialize(transposed.fragment, name="transpose")
     staged = Staged(traced, func)
     out_specs = [ArraySpec.of_value(v) for v in fragment_outputs(linear)]

@@ -367,6 +367,11 @@ def mean(x: Any, axis: Any = None, keepdims: bool = False) -> Tracer:
 @_numpy_when_concrete(np.max)
 def max(x: Any, axis: Any = None, keepdims: bool = False) -> Tracer:  # noqa: A001
     _real_only("max", x)
+    axes = _normalize_axes(axis, x.ndim)
+    if any(x.shape[a] == 0 for a in axes):
+        raise ValueError(  # numpy's message: a max over nothing has no value
+            "zero-size array to reduction operation maximum which has no identity"
+        )
     return _reduce(prim.ReduceMaxOp, x, axis, keepdims)
 
 

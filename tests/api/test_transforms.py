@@ -182,8 +182,18 @@ def test_an_argument_returned_twice_sums_its_cotangents() -> None:
 
 
 def test_linear_transpose_refuses_a_nonlinear_function() -> None:
-    with pytest.raises(Exception, match="prim.sin"):
+    with pytest.raises(
+        TypeError, match="linear_transpose needs a linear function: 'prim.sin' is not linear"
+    ):
         td.linear_transpose(lambda x: tnp.sin(x), np.zeros(3))
+
+
+def test_max_over_an_empty_axis_is_refused_like_numpy() -> None:
+    with pytest.raises(ValueError, match="zero-size array to reduction operation maximum"):
+        td.jit(lambda x: tnp.max(x))(np.zeros(0))
+    with pytest.raises(ValueError, match="zero-size array to reduction operation maximum"):
+        td.jit(lambda x: tnp.max(x, axis=1))(np.zeros((2, 0)))
+    assert td.jit(lambda x: tnp.max(x, axis=0))(np.zeros((2, 0))).shape == (0,)
 
 
 def test_complex_grad_follows_the_real_inner_product() -> None:
