@@ -3,15 +3,36 @@
 Verifiers and passes raise `OpError` with the offending op; `tidu-opt` prints
 it against the source text (ops parsed by `LocatingParser` carry their
 `FileLineColLoc`, and passes copy the location of the op they derive from).
+`LocatingParser` also turns the malformed inputs xDSL's parser mishandles
+(unterminated strings, integers and dimensions beyond 64 bits, dense literals
+it cannot store) into parse errors, and `first_verify_error` adds the
+dominance check xDSL's verifier lacks.
 """
 
 from __future__ import annotations
 
+import math
+import re
+from typing import NoReturn
+
 from xdsl.context import Context
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
-from xdsl.ir import Operation
-from xdsl.parser import Parser
+from xdsl.dialects.builtin import (
+    AnyDenseElement,
+    DenseIntOrFPElementsAttr,
+    FileLineColLoc,
+    IntAttr,
+    ModuleOp,
+    RankedStructure,
+    StringAttr,
+)
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
+from xdsl.irdl.dominance import DominanceInfo
+from xdsl.parser import BaseParser, Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
+from xdsl.utils.lexer import Input, Position, Span
+
+I64_MAX = 2**63 - 1
+"""The largest dimension, element count, array entry or pass id (MLIR stores them as int64)."""
 
 
 class OpError(VerifyException):
@@ -23,24 +44,126 @@ class OpError(VerifyException):
         self.op = op
 
 
+_QUOTE_OR_COMMENT = re.compile(r'"|//')
+_STRING_STOP = re.compile(r'["\\\n\v\f]')
+_HEX_ESCAPE = re.compile(r"[0-9A-Fa-f]{2}")
+
+
+def check_string_literals(text: str, name: str) -> None:
+    """Raise a `ParseError` at the first unterminated or badly escaped string literal.
+
+    xDSL's string regex backtracks exponentially on such a literal (minutes
+    for 30 characters), so this linear scan runs before its lexer. Outside
+    comments, `"` only starts string literals; the escapes are the lexer's.
+    """
+    source = Input(text, name)
+    pos = 0
+    while (match := _QUOTE_OR_COMMENT.search(text, pos)) is not None:
+        start = match.start()
+        if match.group() == "//":
+            end = text.find("\n", start)
+            pos = len(text) if end < 0 else end + 1
+            continue
+        pos = start + 1
+        while (stop := _STRING_STOP.search(text, pos)) is not None and stop.group() == "\\":
+            if text[stop.end() : stop.end() + 1] in ('"', "n", "t", "\\"):
+                pos = stop.end() + 1
+            elif _HEX_ESCAPE.match(text, stop.end()):
+                pos = stop.end() + 2
+            else:
+                raise ParseError(
+                    Span(stop.start(), stop.end() + 1, source),
+                    'invalid escape in string literal (use \\", \\n, \\t, \\\\ or two hex digits)',
+                )
+        if stop is None or stop.group() != '"':
+            raise ParseError(Span(start, start + 1, source), "unterminated string literal")
+        pos = stop.end()
+
+
 class LocatingParser(Parser):
-    """A parser that gives every op it reads a `FileLineColLoc` (MLIR does the same)."""
+    """A parser that gives every op it reads a `FileLineColLoc` (MLIR does the same)
+    and reports as parse errors the inputs xDSL's parser would crash or hang on."""
 
     def __init__(self, ctx: Context, text: str, name: str = "<input>", line_offset: int = 0):
+        check_string_literals(text, name)
         super().__init__(ctx, text, name)
+        self._text, self._name = text, name
         self._line_offset = line_offset
+        self._last_line = (0, 1)  # (position, its line): lines are counted from there
 
     def parse_operation(self) -> Operation:
-        span = self._current_token.span
-        op = super().parse_operation()
+        start = self.pos
+        try:
+            op = super().parse_operation()
+        except VerifyException as error:  # an attribute verified while it is built
+            raise_since(self, _strip_prefix(str(error)), start)
         if not isinstance(op.location, FileLineColLoc):
-            where = span.get_location()
+            line, column = self._line_and_column(start)
             op.location = FileLineColLoc(
-                StringAttr(where.file),
-                IntAttr(where.line + self._line_offset),
-                IntAttr(where.col),
+                StringAttr(self._name), IntAttr(line + self._line_offset), IntAttr(column)
             )
         return op
+
+    def _line_and_column(self, pos: int) -> tuple[int, int]:
+        # Ops start in increasing positions, so counting the newlines since the
+        # previous op keeps this linear (`Span.get_location` counts from the top).
+        last_pos, last_line = self._last_line if self._last_line[0] <= pos else (0, 1)
+        line = last_line + self._text.count("\n", last_pos, pos)
+        self._last_line = (pos, line)
+        return line, pos - self._text.rfind("\n", 0, pos)
+
+    def parse_shape_dimension(self, allow_dynamic: bool = True) -> int:
+        start = self.pos
+        dimension = super().parse_shape_dimension(allow_dynamic)
+        if dimension > I64_MAX:
+            raise_since(self, f"dimension {dimension} is larger than {I64_MAX}", start)
+        return dimension
+
+    def parse_dimension_list(self) -> list[int]:
+        start = self.pos
+        dimensions = super().parse_dimension_list()
+        if (count := math.prod(d for d in dimensions if d >= 0)) > I64_MAX:
+            shape = "x".join(map(str, dimensions))
+            raise_since(self, f"shape {shape} has {count} elements, more than {I64_MAX}", start)
+        return dimensions
+
+    def parse_dense_int_or_fp_elements_attr(
+        self, type: RankedStructure[AnyDenseElement] | None
+    ) -> DenseIntOrFPElementsAttr:
+        # xDSL packs the values with `struct`: f80, f128 and integers wider than
+        # 64 bits raise NotImplementedError, an integer outside its type ValueError;
+        # it asserts that a complex element is a pair.
+        start = self.pos
+        try:
+            return super().parse_dense_int_or_fp_elements_attr(type)
+        except AssertionError:
+            raise_since(self, "a complex dense element must be a pair `(re, im)`", start)
+        except NotImplementedError:
+            raise_since(
+                self,
+                "dense literals of element type f80, f128 or integers wider than "
+                "64 bits are not supported",
+                start,
+            )
+        except ValueError as error:
+            raise_since(self, str(error), start)
+
+
+def parse_int64(parser: BaseParser, what: str, *, allow_negative: bool = True) -> int:
+    """An integer literal that fits in int64 (index arrays, pass ids): a larger
+    one is a parse error at the literal instead of xDSL's `ValueError` later."""
+    start = parser.pos
+    value = parser.parse_integer(allow_boolean=False, allow_negative=allow_negative)
+    if not -I64_MAX - 1 <= value <= I64_MAX:
+        raise_since(parser, f"{what} {value} does not fit in 64 bits", start)
+    return value
+
+
+def raise_since(parser: BaseParser, message: str, start: Position) -> NoReturn:
+    """Raise a parse error spanning what was parsed since `start` (the blanks
+    before the next token excluded)."""
+    parsed = parser.lexer.input.content[start : parser.pos].rstrip()
+    parser.raise_error(message, start, start + max(len(parsed), 1))
 
 
 def located_ancestor(op: Operation | None) -> Operation | None:
@@ -68,8 +191,58 @@ def format_op_error(message: str, op: Operation | None, source: str | None = Non
     return text
 
 
+class DominanceCheck:
+    """Finds operands whose definition does not dominate their use, which xDSL's
+    verifier never checks: defined later in the block, or in a block or region
+    the use cannot be reached through. Positions in a block and the dominators
+    of a multi-block region are computed once per check."""
+
+    def __init__(self) -> None:
+        self._positions: dict[Block, dict[Operation, int]] = {}
+        self._dominance: dict[Region, DominanceInfo] = {}
+
+    def first_undominated(self, user: Operation) -> int | None:
+        """The index of the first operand of `user` that does not dominate it, or None."""
+        for index, value in enumerate(user.operands):
+            if not self._dominates(value, user):
+                return index
+        return None
+
+    def _dominates(self, value: SSAValue, user: Operation) -> bool:
+        definer: Operation | None = None
+        if isinstance(value, OpResult):
+            definer, block = value.op, value.op.parent_block()
+        elif isinstance(value, BlockArgument):
+            block = value.block
+        else:
+            return True  # an erased value: the verifier reports it
+        if block is None:
+            return True  # a detached definition: nothing to compare with
+        region = block.parent
+        anchor: Operation | None = user  # `user` or its ancestor next to the definition
+        while anchor is not None:
+            anchor_block = anchor.parent_block()
+            if anchor_block is block:
+                positions = self._positions_in(block)
+                return definer is None or positions[definer] < positions[anchor]
+            if anchor_block is not None and region is not None and anchor_block.parent is region:
+                if region not in self._dominance:
+                    self._dominance[region] = DominanceInfo(region)
+                return self._dominance[region].dominates(block, anchor_block)
+            anchor = anchor.parent_op()
+        return False
+
+    def _positions_in(self, block: Block) -> dict[Operation, int]:
+        # Block.get_operation_index is a linear scan: index each block once.
+        if block not in self._positions:
+            self._positions[block] = {op: index for index, op in enumerate(block.ops)}
+        return self._positions[block]
+
+
 def first_verify_error(module: ModuleOp) -> OpError | None:
-    """Verify op by op (outer first) and return the first failure as an `OpError`."""
+    """Verify op by op (outer first), with dominance, and return the first
+    failure as an `OpError`."""
+    dominance = DominanceCheck()
     for op in module.walk():
         try:
             op.verify(verify_nested_ops=False)
@@ -77,6 +250,12 @@ def first_verify_error(module: ModuleOp) -> OpError | None:
             return error
         except VerifyException as error:
             return OpError(_strip_prefix(str(error)), op)
+        if (index := dominance.first_undominated(op)) is not None:
+            return OpError(
+                f"operand #{index} of '{op.name}' does not dominate its use "
+                "(it is not defined before the use on every path to it)",
+                op,
+            )
     return None
 
 

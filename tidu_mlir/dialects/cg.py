@@ -50,7 +50,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator, OpTrait, SymbolOpInterface, SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
-from tidu_mlir.diagnostics import DominanceCheck, OpError
+from tidu_mlir.diagnostics import I64_MAX, DominanceCheck, OpError, parse_int64
 
 # --------------------------------------------------------------------------
 # Keys
@@ -104,7 +104,7 @@ class TangentKeyAttr(ParametrizedAttribute):
         with parser.in_angle_brackets():
             of = parser.parse_attribute()
             parser.parse_punctuation(",")
-            pass_id = parser.parse_integer(allow_negative=False, allow_boolean=False)
+            pass_id = parse_int64(parser, "pass id", allow_negative=False)
         return (of, IntAttr(pass_id))
 
 
@@ -161,9 +161,9 @@ def _print_index_and_pass(printer: Printer, index: IntAttr, pass_id: IntAttr) ->
 def _parse_index_and_pass(parser: AttrParser) -> tuple[IntAttr, IntAttr]:
     """`<I, N>`: two non-negative integers."""
     with parser.in_angle_brackets():
-        index = parser.parse_integer(allow_negative=False, allow_boolean=False)
+        index = parse_int64(parser, "index", allow_negative=False)
         parser.parse_punctuation(",")
-        pass_id = parser.parse_integer(allow_negative=False, allow_boolean=False)
+        pass_id = parse_int64(parser, "pass id", allow_negative=False)
     return (IntAttr(index), IntAttr(pass_id))
 
 
@@ -350,9 +350,21 @@ NEXT_PASS_ID_ATTR = "cg.next_pass_id"
 
 
 def next_pass_id(module: ModuleOp) -> int:
-    """The next free pass id recorded on the module (1 when absent)."""
+    """The next free pass id recorded on the module (1 when absent).
+
+    A recorded value outside 1..2^63-2 is an `OpError`: an i64 attribute
+    wraps 2^63 and above to negative numbers, and allocating the id must leave
+    a representable next one."""
     attr = module.attributes.get(NEXT_PASS_ID_ATTR)
-    return attr.value.data if isinstance(attr, IntegerAttr) else 1
+    if attr is None:
+        return 1
+    if not isinstance(attr, IntegerAttr) or not 1 <= attr.value.data < I64_MAX:
+        raise OpError(
+            f"module attribute {NEXT_PASS_ID_ATTR} must be an integer in 1..{I64_MAX - 1}, "
+            f"got {attr}",
+            module,
+        )
+    return attr.value.data
 
 
 def allocate_pass_id(module: ModuleOp) -> int:
@@ -440,6 +452,8 @@ class GraphOp(IRDLOperation):
     def verify_(self) -> None:
         _verify_fragment(self, self.body)
         _verify_residuals(self)
+        if isinstance(module := self.parent_op(), ModuleOp):
+            next_pass_id(module)  # the pass ids its fragments will take are valid
 
 
 @irdl_op_definition
@@ -475,6 +489,8 @@ class LinearOp(IRDLOperation):
 
     def verify_(self) -> None:
         _verify_fragment(self, self.body)
+        if self.pass_id.value.data < 0:  # `pass_id = 2^63 : i64` wraps to negative
+            raise VerifyException(f"cg.linear pass id {self.pass_id.value.data} is negative")
         module = next((a for a in _ancestors(self) if isinstance(a, ModuleOp)), None)
         if module is not None and NEXT_PASS_ID_ATTR in module.attributes:
             limit = next_pass_id(module)
@@ -506,7 +522,7 @@ class LinearOp(IRDLOperation):
     def parse(cls, parser: Parser) -> LinearOp:
         sym_name = parser.parse_symbol_name().data
         parser.parse_keyword("pass")
-        pass_id = parser.parse_integer(allow_negative=False, allow_boolean=False)
+        pass_id = parse_int64(parser, "pass id", allow_negative=False)
         parser.parse_keyword("active")
         active = parser.parse_comma_separated_list(
             parser.Delimiter.SQUARE, lambda: parser.parse_boolean()

@@ -14,7 +14,12 @@ from collections.abc import Sequence
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException
+from xdsl.utils.exceptions import (
+    ArgSpecParseError,
+    DiagnosticException,
+    ParseError,
+    PassFailedException,
+)
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from tidu_mlir.diagnostics import (
@@ -58,8 +63,8 @@ class TiduOptMain(xDSLOptMain):
     ) -> ModuleOp | None:
         text = chunk.read().decode(errors="replace")
         self._source = (self._source or "") + text
-        parser = LocatingParser(self.ctx, text, self.get_input_name(), line_offset=start_offset)
         try:
+            parser = LocatingParser(self.ctx, text, self.get_input_name(), start_offset)
             module = parser.parse_module(not self.args.no_implicit_module)
         except ParseError as error:
             error.span = dataclasses.replace(error.span, line_offset=start_offset)
@@ -81,12 +86,23 @@ class InputDiagnostic(DiagnosticException):
     """A fully formatted diagnostic about the input (printed as it is)."""
 
 
+def spec_error_line(error: ArgSpecParseError) -> str:
+    """xDSL's multi-line error about a pass pipeline or target spec, in one line."""
+    # The lines: a heading, `pass-pipeline:1:COLUMN`, the spec, a caret, the reason.
+    lines = str(error).splitlines()
+    column = lines[1].rpartition(":")[2]
+    return f"{lines[-1].strip()} at column {column} of '{lines[2]}'"
+
+
 def run(args: Sequence[str] | None = None) -> int:
     """Run tidu-opt; return the exit code."""
     try:
         main_tool = TiduOptMain(args)
     except (ValueError, KeyError, TypeError, DiagnosticException, PassFailedException) as error:
         print(f"tidu-opt: error: {error}", file=sys.stderr)
+        return 1
+    except ArgSpecParseError as error:  # a BaseException
+        print(f"tidu-opt: error: {spec_error_line(error)}", file=sys.stderr)
         return 1
     try:
         main_tool.run()

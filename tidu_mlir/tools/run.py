@@ -41,6 +41,10 @@ class RunError(Exception):
     """A problem with the command line or the input, reported without a traceback."""
 
 
+class SourceDiagnostic(RunError):
+    """A `file:line:col: error: ...` diagnostic about the input file, printed as it is."""
+
+
 def load_module(path: str) -> ModuleOp:
     """Parse and verify a file, turning bad input into a `RunError`."""
     try:
@@ -51,9 +55,9 @@ def load_module(path: str) -> ModuleOp:
     try:
         module = LocatingParser(make_context(), source, path).parse_module()
     except ParseError as error:
-        raise RunError(format_parse_error(error)) from error
+        raise SourceDiagnostic(format_parse_error(error)) from error
     if (error := first_verify_error(module)) is not None:
-        raise RunError(format_op_error(error.message, error.op, source))
+        raise SourceDiagnostic(format_op_error(error.message, error.op, source))
     return module
 
 
@@ -176,6 +180,9 @@ def run(argv: Sequence[str] | None = None) -> int:
         module = load_module(args.file)
         for line in run_entry(module, args.entry, args.arg, args.backend):
             print(line)
+    except SourceDiagnostic as error:
+        print(error, file=sys.stderr)
+        return 1
     except (RunError, FragmentNotFoundError, DiagnosticException) as error:
         print(f"tidu-run: {error}", file=sys.stderr)
         return 1

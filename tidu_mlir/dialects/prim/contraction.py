@@ -243,7 +243,7 @@ class DotGeneralOp(PrimOp):
             parser.parse_punctuation(",")
             lists.append(parse_keyword_list(parser, keyword))
             parser.parse_keyword("x")
-            lists.append(parse_int_list(parser))
+            lists.append(parse_int_list(parser, f"'{keyword}' entry"))
         lb, rb, lc, rc = lists
         attributes = parser.parse_optional_attr_dict()
         inputs, output = parse_types_arrow(parser, 2)

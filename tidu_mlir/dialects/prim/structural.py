@@ -23,6 +23,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from tidu_mlir.diagnostics import parse_int64
 from tidu_mlir.dialects.prim.base import (
     ArrayPropsUnaryOp,
     NotLinear,
@@ -184,11 +185,11 @@ class SliceOp(UnaryLinear, PrimOp):
 
 def _parse_slice_triple(parser: Parser) -> tuple[int, int, int]:
     """Parse `start:limit:stride`."""
-    start = parser.parse_integer(allow_boolean=False)
+    start = parse_int64(parser, "slice start")
     parser.parse_punctuation(":")
-    limit = parser.parse_integer(allow_boolean=False)
+    limit = parse_int64(parser, "slice limit")
     parser.parse_punctuation(":")
-    stride = parser.parse_integer(allow_boolean=False)
+    stride = parse_int64(parser, "slice stride")
     return start, limit, stride
 
 
@@ -365,7 +366,7 @@ class ConcatenateOp(PrimOp):
             operands.append(parser.parse_unresolved_operand())
             parser.parse_punctuation(",")
         parser.parse_punctuation("=")
-        dimension = parser.parse_integer(allow_boolean=False)
+        dimension = parse_int64(parser, "dimension")
         attributes = parser.parse_optional_attr_dict()
         inputs, output = parse_types_arrow(parser, len(operands))
         return cls.create(

@@ -12,6 +12,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 
+from tidu_mlir.diagnostics import parse_int64
 from tidu_mlir.dialects import cg
 
 RoleSpec: TypeAlias = cg.LinearizedRoleAttr | Sequence[bool] | None
@@ -51,10 +52,10 @@ def print_int_list(printer: Printer, values: Sequence[int]) -> None:
     printer.print_string("[" + ", ".join(str(v) for v in values) + "]")
 
 
-def parse_int_list(parser: Parser) -> list[int]:
-    """Parse `[i, j, ...]`."""
+def parse_int_list(parser: Parser, what: str = "entry") -> list[int]:
+    """Parse `[i, j, ...]`; each fits in i64 (`what` names an entry in errors)."""
     return parser.parse_comma_separated_list(
-        parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
+        parser.Delimiter.SQUARE, lambda: parse_int64(parser, what)
     )
 
 
@@ -62,7 +63,7 @@ def parse_keyword_list(parser: Parser, keyword: str) -> list[int]:
     """Parse `keyword = [i, j, ...]`."""
     parser.parse_keyword(keyword)
     parser.parse_punctuation("=")
-    return parse_int_list(parser)
+    return parse_int_list(parser, f"'{keyword}' entry")
 
 
 def print_attr_dict(printer: Printer, op: Operation) -> None:
