@@ -1,4 +1,4 @@
-"""Every example script runs, and the README's demo pipeline works."""
+"""Every example script runs, and the README's demo pipeline and Python tour work."""
 
 from __future__ import annotations
 
@@ -39,3 +39,15 @@ def test_readme_demo_pipeline() -> None:
         capture_output=True, text=True, cwd=ROOT, check=True,
     )  # fmt: skip
     assert run.stdout.split() == ["12"]  # d/dx (x+x)·x = 4x at x = 3
+
+
+def test_readme_python_tour_runs() -> None:
+    """Every ```python block of the README runs as written."""
+    text = (ROOT / "README.md").read_text()
+    blocks = [block.split("```", 1)[0] for block in text.split("```python\n")[1:]]
+    assert blocks, "the README shows the Python API"
+    for block in blocks:
+        namespace: dict[str, object] = {}
+        exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102 - our own README
+    grads = namespace["grads"]
+    assert isinstance(grads, dict) and grads["w"].shape == (8, 3) and grads["b"].shape == (8,)
