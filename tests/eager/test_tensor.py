@@ -343,3 +343,61 @@ def test_eager_records_are_immutable() -> None:
     with pytest.raises(FrozenInstanceError):
         value.key = "other"  # type: ignore[misc]
     assert "EagerInput(key='k'" in repr(value)
+
+
+def test_sgd_updates_under_no_grad_keep_the_leaf(backend: str) -> None:
+    """PyTorch's training loop: `with no_grad(): w -= lr * w.grad`, then
+    `w.grad.zero_()` or `w.grad = None`; the iterates equal td.grad's."""
+    import tidu_mlir as td
+    import tidu_mlir.numpy as tnp
+
+    x = np.linspace(-1.0, 1.0, 4)
+    w = te.tensor(np.full(4, 0.3), requires_grad=True)
+    reference = np.full(4, 0.3)
+    loss_of = lambda v, xp: xp.sum(xp.tanh(v * x) ** 2 + v**2)  # noqa: E731
+    for step in range(4):
+        loss_of(w, te).backward()
+        with te.no_grad():
+            w -= 0.1 * w.grad
+            w *= 1.0
+        if step % 2:
+            w.grad.zero_()  # type: ignore[union-attr]
+            np.testing.assert_array_equal(w.grad.numpy(), 0.0)  # type: ignore[union-attr]
+        w.grad = None
+        reference = reference - 0.1 * td.grad(lambda v: loss_of(v, tnp))(reference)
+        assert w.is_leaf and w.requires_grad
+        np.testing.assert_allclose(w.numpy(), reference, rtol=1e-12)
+
+
+def test_in_place_rules(interp: None) -> None:
+    w = te.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="in-place operation"):
+        w += 1.0
+    y = w * 2.0
+    before = y
+    y += 1.0  # a recorded tensor: a new recorded result
+    assert y is not before and not y.is_leaf
+    y.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), [2.0, 2.0])  # type: ignore[union-attr]
+    loss = (w * w).sum()
+    with te.no_grad():
+        w /= 2.0  # after recording: the recorded graph keeps the values it saw
+    loss.backward()
+    np.testing.assert_allclose(w.grad.numpy(), [2.0 + 2.0, 2.0 + 4.0])  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match="in-place update of a tensor of shape"), te.no_grad():
+        w += np.ones((2, 2))
+    plain = te.tensor([1.0, 4.0])
+    plain -= 1.0  # outside autograd: in place, no_grad or not
+    np.testing.assert_allclose(plain.numpy(), [0.0, 3.0])
+    assert w.requires_grad_(False) is w and not w.requires_grad
+
+
+def test_method_forms(interp: None) -> None:
+    x = te.tensor([0.5, -1.0], requires_grad=True)
+    y = x.tanh().exp() * x.sin() + x.maximum(0.0)
+    np.testing.assert_allclose(
+        y.numpy(), np.exp(np.tanh(x.numpy())) * np.sin(x.numpy()) + np.maximum(x.numpy(), 0.0)
+    )
+    y.sum().backward()
+    assert x.grad is not None and x.grad.shape == (2,)
+    np.testing.assert_allclose(x.matmul(te.tensor([1.0, 1.0])).item(), -0.5)

@@ -280,3 +280,17 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
 
 globals().update(FUNCTIONS)
 Tensor.bind_functions(sys.modules[__name__])
+
+
+def _method(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        return fn(self, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = fn.__name__
+    method.__doc__ = f"`{fn.__name__}(self, ...)`, as PyTorch's method form."
+    return method
+
+
+for _name, _fn in FUNCTIONS.items():  # x.tanh(), x.exp(), x.matmul(y), ... (PyTorch's forms)
+    if not hasattr(Tensor, _name):
+        setattr(Tensor, _name, _method(_fn))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -172,6 +172,57 @@ class Tensor(ArrayOperators):
     def detach(self) -> Tensor:
         """The same data, cut from the tape (does not require grad)."""
         return Tensor(self.data)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set `requires_grad` in place (a leaf only); returns the tensor."""
+        self.requires_grad = requires_grad
+        return self
+
+    # -- in-place updates (PyTorch's rules) ---------------------------------
+
+    def _update(self, combine: Callable[[np.ndarray, np.ndarray], np.ndarray], other: Any,
+                out_of_place: Callable[[Tensor, Any], Tensor]) -> Tensor:  # fmt: skip
+        """`self op= other`: the tensor updated in place when nothing is recorded
+        (under `no_grad`, or a tensor outside autograd), so a leaf stays the
+        leaf the optimizer updates (`with no_grad(): w -= lr * w.grad`). With
+        grad enabled, a leaf requiring grad is refused as in PyTorch, and a
+        recorded tensor gets a new recorded result (the name is rebound)."""
+        if is_grad_enabled() and self._requires_grad:
+            if self._trace is None:
+                raise RuntimeError(
+                    "a leaf tensor that requires grad is used in an in-place operation; "
+                    "update it under `with no_grad():`"
+                )
+            return out_of_place(self, other)
+        value = np.asarray(other.data if isinstance(other, Tensor) else other)
+        result = combine(self.data, value)
+        if result.shape != self.data.shape:
+            raise ValueError(
+                f"in-place update of a tensor of shape {self.data.shape} with a result "
+                f"of shape {result.shape}"
+            )
+        if not np.can_cast(result.dtype, self.data.dtype, "same_kind"):
+            raise TypeError(f"in-place update of a {self.data.dtype} tensor with {result.dtype}")
+        # A new array, not a write into the old one: a graph recorded before
+        # the update keeps the values it saw (PyTorch checks versions instead).
+        self.data = result.astype(self.data.dtype, copy=False)
+        return self
+
+    def __iadd__(self, other: Any) -> Tensor:
+        return self._update(np.add, other, Tensor.__add__)
+
+    def __isub__(self, other: Any) -> Tensor:
+        return self._update(np.subtract, other, Tensor.__sub__)
+
+    def __imul__(self, other: Any) -> Tensor:
+        return self._update(np.multiply, other, Tensor.__mul__)
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        return self._update(np.divide, other, Tensor.__truediv__)
+
+    def zero_(self) -> Tensor:
+        """Fill with zeros in place (like `w.grad.zero_()`); returns the tensor."""
+        return self._update(lambda data, _: np.zeros_like(data), 0.0, Tensor.__mul__)
 
     # -- numpy-like -------------------------------------------------------
 
