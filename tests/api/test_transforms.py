@@ -306,3 +306,13 @@ def test_ir_runs_only_up_to_the_stage_asked_for(monkeypatch) -> None:
     assert "cg.linear @jvp1" in text and "cg.linear @vjp" not in text
     with pytest.raises(ValueError, match="unknown stage 'x'; stages: trace, jvp"):
         td.ir(lambda x: x, np.ones(2), stage="x")
+
+
+def test_transposes_that_move_only_unit_axes_are_reshapes() -> None:
+    """The transpose rule of dot_general on a row vector moves only an axis of
+    extent 1: emitted as a reshape (no data moved), the value unchanged."""
+    x, w = np.arange(5.0).reshape(1, 5) / 5, np.linspace(-1.0, 1.0, 5)
+    grad_fn = lambda v: td.grad(lambda u: tnp.sum(tnp.tanh(x @ u)))(v)  # noqa: E731
+    assert "prim.transpose" not in td.ir(grad_fn, w, stage="trace")
+    np.testing.assert_allclose(grad_fn(w), (1 - np.tanh(x @ w) ** 2) @ x, rtol=1e-12)
+    assert "prim.transpose" in td.ir(lambda a: tnp.transpose(a) * 2.0, np.ones((2, 3)))

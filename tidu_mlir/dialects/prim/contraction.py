@@ -22,8 +22,8 @@ from xdsl.traits import Pure
 
 from tidu_mlir.dialects.prim.base import PrimOp, Values, emit_value, shift_axes
 from tidu_mlir.dialects.prim.core import (
-    TransposeOp,
     conj_if_complex,
+    emit_transpose,
     inverse_permutation,
     product_jvp,
 )
@@ -205,7 +205,7 @@ class DotGeneralOp(PrimOp):
             return [product]
         rank = len(shape_of(product))
         permutation = [position, *(axis for axis in range(rank) if axis != position)]
-        return [emit_value(ctx, TransposeOp(product, permutation))]
+        return [emit_transpose(ctx, product, permutation)]
 
     def _like(self, lhs: SSAValue, rhs: SSAValue) -> DotGeneralOp:
         """A dot_general of `lhs` and `rhs` with this op's dimension numbers."""
@@ -289,10 +289,7 @@ def _dot_cotangent(
     )
     by_fixed = sorted(range(len(fixed_contract)), key=lambda i: fixed_contract[i])
     axes = [*active_batch, *active_free, *(active_contract[i] for i in by_fixed)]
-    permutation = inverse_permutation(axes)
-    if permutation == list(range(len(permutation))):
-        return product
-    return emit_value(ctx, TransposeOp(product, permutation))
+    return emit_transpose(ctx, product, inverse_permutation(axes))
 
 
 OPS: tuple[type[PrimOp], ...] = (DotGeneralOp,)

@@ -731,7 +731,23 @@ class TransposeOp(UnaryLinear, ArrayPropsUnaryOp):
 
     def emit_adjoint(self, ctx: RuleContext, cotangent: SSAValue) -> SSAValue:
         inverse = inverse_permutation(self.prop_values("permutation"))
-        return emit_value(ctx, TransposeOp(cotangent, inverse))
+        return emit_transpose(ctx, cotangent, inverse)
+
+
+def emit_transpose(
+    ctx: RuleContext | BatchContext, value: SSAValue, permutation: Sequence[int]
+) -> SSAValue:
+    """`value` transposed by `permutation`, as the cheapest op that does it:
+    none for the identity, a `reshape` (free: no data moves) when only axes of
+    extent 1 change places, a `transpose` otherwise."""
+    permutation = list(permutation)
+    if permutation == sorted(permutation):
+        return value
+    shape = shape_of(value)
+    moved = [axis for axis in permutation if shape[axis] != 1]
+    if moved == sorted(moved):
+        return emit_value(ctx, ReshapeOp(value, transpose_shape(shape, permutation)))
+    return emit_value(ctx, TransposeOp(value, permutation))
 
 
 OPS: tuple[type[PrimOp], ...] = (
