@@ -36,3 +36,19 @@ def parse(ctx: Context):
         return module
 
     return _parse
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say how many oracle comparisons were skipped and why (JAX not installed)."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    reasons: dict[str, int] = {}
+    for report in skipped:
+        reason = str(report.longrepr[-1]) if isinstance(report.longrepr, tuple) else ""
+        if "jax" in reason.lower() or "torch" in reason.lower():
+            key = reason.removeprefix("Skipped: ")
+            reasons[key] = reasons.get(key, 0) + 1
+    for reason, count in reasons.items():
+        terminalreporter.write_line(
+            f"oracle comparisons skipped: {count} ({reason}); "
+            "install them with: pip install -e '.[oracle]'"
+        )
