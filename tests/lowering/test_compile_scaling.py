@@ -5,14 +5,15 @@ parts of bounded size (counted, not timed)."""
 from __future__ import annotations
 
 from xdsl.context import Context
-from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import func, memref, scf
+from xdsl.dialects.builtin import IndexType, ModuleOp, UnrealizedConversionCastOp
 
 from tidu_mlir.dialects import prim
 from tidu_mlir.lowering.backend import translate_to_llvm_ir
 from tidu_mlir.lowering.bufferize import PrimBufferizePass
+from tidu_mlir.lowering.memref_to_llvm import ConvertMemrefToLLVMPass
 from tidu_mlir.lowering.parallel import ParallelizeLoopsPass
-from tidu_mlir.lowering.pipeline import lower_to_llvm_dialect
+from tidu_mlir.lowering.pipeline import llvm_lowering_passes, lower_to_llvm_dialect
 from tidu_mlir.lowering.prim_to_loops import ConvertPrimToLoopsPass
 from tidu_mlir.lowering.scf_to_cf import lower_structured_control_flow
 from tidu_mlir.lowering.split import MAX_PART_OPS, NO_INLINE_ATTR, SplitFunctionsPass, op_count
@@ -75,3 +76,19 @@ def test_small_function_is_not_split() -> None:
 
 def test_split_function_matches_evaluator() -> None:
     check(chain(120), seed=3, low=-0.5, high=0.5)
+
+
+def test_values_are_cast_once_not_once_per_use() -> None:
+    """The conversions to `llvm` cast a loop counter or buffer to its legal type once
+    (where it is defined), not at each access: one `index` cast per loop counter
+    after `convert-memref-to-llvm`, and no value cast twice to one type at the end."""
+    module = loops(20)
+    counters = sum(isinstance(op, scf.ForOp) for op in module.walk())
+    ctx = Context(allow_unregistered=True)
+    casts: list[UnrealizedConversionCastOp] = []
+    for lowering_pass in llvm_lowering_passes()[:-1]:  # all but reconcile-unrealized-casts
+        lowering_pass.apply(ctx, module)
+        casts = [op for op in module.walk() if isinstance(op, UnrealizedConversionCastOp)]
+        if isinstance(lowering_pass, ConvertMemrefToLLVMPass):
+            assert sum(isinstance(op.inputs[0].type, IndexType) for op in casts) == counters
+    assert len({(op.inputs[0], op.results[0].type) for op in casts}) == len(casts)

@@ -34,3 +34,19 @@ def test_planning_work_is_linear() -> None:
     # per step: {mul, exp, sin} and {broadcast, add} joined with the next {mul, exp, sin}
     assert (small_clusters, large_clusters) == (51, 201)
     assert large <= 5 * small
+
+
+def test_long_chain_clusters_are_sealed_when_full() -> None:
+    """A 4,000-op elementwise chain becomes clusters of at most `MAX_CLUSTER_OPS` ops
+    (full ones are sealed), so every loop body LLVM sees is bounded."""
+    n = 4000
+
+    def body(x, y):
+        for i in range(n):
+            x = prim.SinOp(x) if i % 2 else prim.MulOp(x, y)
+        return x
+
+    ops = list(build([T, T], body).body.block.ops)[:-1]
+    sizes = [len(n.ops) for n in fusion.plan(ops, is_fusable) if isinstance(n, fusion.Cluster)]
+    assert max(sizes) == fusion.MAX_CLUSTER_OPS
+    assert sum(sizes) == n and len(sizes) == -(-n // fusion.MAX_CLUSTER_OPS)

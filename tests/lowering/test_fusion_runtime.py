@@ -110,6 +110,37 @@ def test_long_chain_is_cut_into_bounded_loops() -> None:
     np.testing.assert_allclose(compile_function(function)(x), expected, rtol=1e-12)
 
 
+def test_loop_bodies_of_a_long_mixed_chain_are_bounded() -> None:
+    """A chain of 3 x `MAX_CLUSTER_OPS` + 7 ops becomes 4 loop nests, each of at
+    most 2 ops per fused op (the op, its loads and stores), whatever the chain's
+    length; the result matches numpy."""
+    from tidu_mlir.lowering.fusion import MAX_CLUSTER_OPS
+
+    n = 3 * MAX_CLUSTER_OPS + 7
+    unary = {prim.SinOp: np.sin, prim.TanhOp: np.tanh}
+    binary = {prim.AddOp: np.add, prim.MulOp: np.multiply}
+    kinds = [prim.SinOp, prim.AddOp, prim.MulOp, prim.TanhOp]
+
+    def long_chain(x, y):
+        for i in range(n):
+            kind = kinds[i % 4]
+            x = kind(x) if kind in unary else kind(x, y)
+        return x
+
+    function = build([V, V], long_chain)
+    module = ModuleOp([function.clone()])
+    lower_prim_to_loops(module)
+    loops = [op for op in module.walk() if isinstance(op, scf.ForOp)]
+    assert len(loops) == 4
+    assert max(sum(1 for _ in loop.walk()) for loop in loops) <= 2 * MAX_CLUSTER_OPS
+    x, y = np.linspace(-1, 1, 5), np.linspace(0.5, 1.5, 5)
+    expected = x
+    for i in range(n):
+        kind = kinds[i % 4]
+        expected = unary[kind](expected) if kind in unary else binary[kind](expected, y)
+    np.testing.assert_allclose(compile_function(function)(x, y), expected, rtol=1e-12)
+
+
 def test_tanh_kernel_is_inlined_and_vectorized() -> None:
     """tanh is one private kernel function per module; O3 inlines it into the loop."""
     compiled = compile_function(build([tensor((64,))], lambda x: prim.TanhOp(prim.TanhOp(x))))

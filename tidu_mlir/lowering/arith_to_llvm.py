@@ -21,19 +21,14 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from tidu_mlir.lowering.common import (
     intrinsic_suffix,
     legal_operands,
     legal_type,
     replace_with_legal,
+    rewrite_by_type,
     to_legal,
 )
 
@@ -182,10 +177,14 @@ def _legal_constant_value(value: Attribute, typ: Attribute) -> Attribute:
 
 
 class ConvertConstant(RewritePattern):
-    """Scalar and dense constants -> `llvm.mlir.constant` (index constants as i64)."""
+    """Scalar and dense constants -> `llvm.mlir.constant` (index constants as i64);
+    unused ones are dropped."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.ConstantOp, rewriter: PatternRewriter, /) -> None:
+        if not op.result.uses:
+            rewriter.erase(op)
+            return
         value = op.value
         if not isinstance(value, IntegerAttr | FloatAttr | DenseIntOrFPElementsAttr):
             return
@@ -225,18 +224,24 @@ class ConvertSelect(RewritePattern):
         replace_with_legal(op, [llvm.SelectOp(cond, lhs, rhs)], rewriter)
 
 
-ARITH_TO_LLVM_PATTERNS: tuple[RewritePattern, ...] = (
-    ConvertFloatBinary(),
-    ConvertIntBinary(),
-    ConvertBinaryIntrinsic(),
-    ConvertCast(),
-    ConvertIndexCast(),
-    ConvertNegf(),
-    ConvertConstant(),
-    ConvertCmpi(),
-    ConvertCmpf(),
-    ConvertSelect(),
-)
+_FLOAT_BINARY_PATTERN = ConvertFloatBinary()
+_INT_BINARY_PATTERN = ConvertIntBinary()
+_BINARY_INTRINSIC_PATTERN = ConvertBinaryIntrinsic()
+_CAST_PATTERN = ConvertCast()
+
+ARITH_TO_LLVM_PATTERNS: dict[type[Operation], RewritePattern] = {
+    **dict.fromkeys(_FLOAT_BINARY, _FLOAT_BINARY_PATTERN),
+    **dict.fromkeys((*_INT_BINARY_OVERFLOW, *_INT_BINARY), _INT_BINARY_PATTERN),
+    **dict.fromkeys(_BINARY_INTRINSIC, _BINARY_INTRINSIC_PATTERN),
+    **dict.fromkeys((*_CAST, *_FLOAT_TO_INT_INTRINSIC), _CAST_PATTERN),
+    arith.IndexCastOp: ConvertIndexCast(),
+    arith.NegfOp: ConvertNegf(),
+    arith.ConstantOp: ConvertConstant(),
+    arith.CmpiOp: ConvertCmpi(),
+    arith.CmpfOp: ConvertCmpf(),
+    arith.SelectOp: ConvertSelect(),
+}
+"""The pattern converting each `arith` op type."""
 
 
 @dataclass(frozen=True)
@@ -246,7 +251,4 @@ class ConvertArithToLLVMPass(ModulePass):
     name = "convert-arith-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(list(ARITH_TO_LLVM_PATTERNS)),
-            apply_recursively=False,
-        ).rewrite_module(op)
+        rewrite_by_type(op, ARITH_TO_LLVM_PATTERNS)

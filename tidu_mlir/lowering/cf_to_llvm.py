@@ -12,15 +12,9 @@ from xdsl.dialects import cf, llvm
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
-from tidu_mlir.lowering.common import convert_block_argument_types, to_legal
+from tidu_mlir.lowering.common import convert_block_argument_types, rewrite_by_type, to_legal
 
 
 def _legal(values: Sequence[SSAValue], rewriter: PatternRewriter) -> list[SSAValue]:
@@ -56,7 +50,6 @@ class ConvertCfToLLVMPass(ModulePass):
     name = "convert-cf-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier([ConvertBranch(), ConvertCondBranch()]),
-            apply_recursively=False,
-        ).rewrite_module(op)
+        rewrite_by_type(
+            op, {cf.BranchOp: ConvertBranch(), cf.ConditionalBranchOp: ConvertCondBranch()}
+        )

@@ -12,7 +12,7 @@ are kept.
 """
 
 import ctypes.util
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import llvmlite.binding as llvm_binding
 from xdsl.dialects import llvm
@@ -29,9 +29,22 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
-from xdsl.pattern_rewriter import PatternRewriter
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
+
+
+def rewrite_by_type(root: Operation, patterns: Mapping[type[Operation], RewritePattern]) -> None:
+    """Apply to each op nested in `root`, once and in order, the pattern of its type.
+
+    A direct walk instead of xDSL's `PatternRewriteWalker`, whose worklist, dead-op
+    checks and trial of every pattern on every op cost more than the conversions
+    themselves (docs/lowering.md). The patterns replace the matched op, possibly
+    inserting ops before it; the ops they create are not visited.
+    """
+    for op in list(root.walk()):
+        if (pattern := patterns.get(type(op))) is not None:
+            pattern.match_and_rewrite(op, PatternRewriter(op))
 
 
 def legal_type(typ: Attribute) -> Attribute:
@@ -43,20 +56,37 @@ def legal_type(typ: Attribute) -> Attribute:
     return typ
 
 
+def _is_cast(op: Operation, source: Attribute, target: Attribute) -> bool:
+    """Whether `op` is a cast of one value of type `source` to `target`."""
+    return (
+        isinstance(op, UnrealizedConversionCastOp)
+        and len(op.inputs) == 1
+        and op.inputs[0].type == source
+        and op.results[0].type == target
+    )
+
+
 def to_legal(value: SSAValue, rewriter: PatternRewriter) -> SSAValue:
-    """`value` as a value of its legal type, casting before the matched op if needed."""
+    """`value` as a value of its legal type, casting if needed.
+
+    The cast goes right where `value` is defined (after its op, or at the start of
+    its block), so it serves every later use: a loop counter or a buffer read by
+    many ops is cast once, not once per use. The cast made last is the value's
+    first use, where the next call finds it.
+    """
     target = legal_type(value.type)
     if target == value.type:
         return value
     owner = value.owner
-    if (
-        isinstance(owner, UnrealizedConversionCastOp)
-        and len(owner.inputs) == 1
-        and owner.inputs[0].type == target
-    ):
-        return owner.inputs[0]
+    if isinstance(owner, Operation) and _is_cast(owner, target, value.type):
+        return owner.operands[0]
+    if (use := value.first_use) is not None and _is_cast(use.operation, value.type, target):
+        cast = use.operation
+        if cast.parent is owner if isinstance(owner, Block) else cast.prev_op is owner:
+            return cast.results[0]
     cast = UnrealizedConversionCastOp.get([value], [target])
-    rewriter.insert(cast)
+    at = InsertPoint.at_start(owner) if isinstance(owner, Block) else InsertPoint.after(owner)
+    rewriter.insert(cast, at)
     return cast.results[0]
 
 

@@ -13,15 +13,9 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, UnitAttr
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.utils.exceptions import DiagnosticException
 
 from tidu_mlir.lowering.common import (
@@ -29,6 +23,7 @@ from tidu_mlir.lowering.common import (
     legal_operands,
     legal_type,
     replace_with_legal,
+    rewrite_by_type,
 )
 from tidu_mlir.lowering.split import NO_INLINE_ATTR
 
@@ -119,9 +114,9 @@ class ConvertFuncToLLVMPass(ModulePass):
     """Mark the pointer arguments of defined functions `llvm.noalias` (`{noalias=true}`)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [ConvertFunc(self.noalias), ConvertReturn(), ConvertCall()]
-            ),
-            apply_recursively=False,
-        ).rewrite_module(op)
+        patterns: dict[type[Operation], RewritePattern] = {
+            func.FuncOp: ConvertFunc(self.noalias),
+            func.ReturnOp: ConvertReturn(),
+            func.CallOp: ConvertCall(),
+        }
+        rewrite_by_type(op, patterns)

@@ -19,16 +19,15 @@ from xdsl.dialects import llvm, math
 from xdsl.dialects.builtin import AnyFloat, Float32Type, FloatAttr, ModuleOp, VectorType
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.utils.exceptions import DiagnosticException
 
-from tidu_mlir.lowering.common import declare_functions, intrinsic_suffix, legal_operands
+from tidu_mlir.lowering.common import (
+    declare_functions,
+    intrinsic_suffix,
+    legal_operands,
+    rewrite_by_type,
+)
 
 _INTRINSIC: dict[type[Operation], str] = {
     math.ExpOp: "llvm.exp",
@@ -136,10 +135,12 @@ class ConvertMathToLLVMPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         libm = ConvertLibmCall()
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [ConvertIntrinsic(), ConvertFma(), ConvertRsqrt(), ConvertFPowI(), libm]
-            ),
-            apply_recursively=False,
-        ).rewrite_module(op)
+        patterns: dict[type[Operation], RewritePattern] = {
+            **dict.fromkeys(_INTRINSIC, ConvertIntrinsic()),
+            **dict.fromkeys(_LIBM, libm),
+            math.FmaOp: ConvertFma(),
+            math.RsqrtOp: ConvertRsqrt(),
+            math.FPowIOp: ConvertFPowI(),
+        }
+        rewrite_by_type(op, patterns)
         declare_functions(op, libm.declarations)

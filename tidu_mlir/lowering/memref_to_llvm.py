@@ -31,16 +31,15 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.utils.exceptions import DiagnosticException
 
-from tidu_mlir.lowering.common import declare_functions, replace_with_legal, to_legal
+from tidu_mlir.lowering.common import (
+    declare_functions,
+    replace_with_legal,
+    rewrite_by_type,
+    to_legal,
+)
 
 _NSW = llvm.OverflowAttr([llvm.OverflowFlag.NO_SIGNED_WRAP])
 _PTR = llvm.LLVMPointerType()
@@ -241,19 +240,16 @@ class ConvertMemrefToLLVMPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         heap = ConvertHeapOps()
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [
-                    ConvertLoad(),
-                    ConvertStore(),
-                    ConvertAlloca(),
-                    heap,
-                    ConvertCopy(),
-                    ConvertView(),
-                    ConvertGetGlobal(),
-                    ConvertGlobal(),
-                ]
-            ),
-            apply_recursively=False,
-        ).rewrite_module(op)
+        patterns: dict[type[Operation], RewritePattern] = {
+            memref.LoadOp: ConvertLoad(),
+            memref.StoreOp: ConvertStore(),
+            memref.AllocaOp: ConvertAlloca(),
+            memref.AllocOp: heap,
+            memref.DeallocOp: heap,
+            memref.CopyOp: ConvertCopy(),
+            **dict.fromkeys(_VIEWS, ConvertView()),
+            memref.GetGlobalOp: ConvertGetGlobal(),
+            memref.GlobalOp: ConvertGlobal(),
+        }
+        rewrite_by_type(op, patterns)
         declare_functions(op, heap.declarations)
