@@ -66,6 +66,30 @@ def test_large_dot_general_uses_blas(dtype) -> None:
     assert "cblas" in compile_function(function).llvm_ir
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_outer_products_store_each_element_once(dtype) -> None:
+    """A dot_general contracting one element (batched [8,1,1] x [8,1,5], the
+    shape of a per-example gradient) is one loop nest storing each product:
+    no zero-fill nest before it, no read of the output inside it."""
+
+    def outer(x, y):
+        return prim.DotGeneralOp(
+            x, y, lhs_batch=[0], rhs_batch=[0], lhs_contract=[2], rhs_contract=[1]
+        )
+
+    function = build([tensor((8, 1, 1), dtype), tensor((8, 1, 5), dtype)], outer)
+    assert loop_count(function) == 4  # batch, lhs free, contracted (extent 1), rhs free
+    check(function)
+    contracting = build(
+        [tensor((8, 1, 3), dtype), tensor((8, 3, 5), dtype)],
+        lambda x, y: prim.DotGeneralOp(
+            x, y, lhs_batch=[0], rhs_batch=[0], lhs_contract=[2], rhs_contract=[1]
+        ),
+    )
+    assert loop_count(contracting) == 3 + 4  # zero fill, then the accumulation
+    check(contracting)
+
+
 def test_argument_errors_name_the_argument() -> None:
     compiled = compile_function(build([V, V], lambda x, y: prim.AddOp(x, y)))
     good = np.ones(5)

@@ -15,6 +15,7 @@ Each kernel writes the whole result buffer `out` from its operand buffers:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import TypeAlias
 
@@ -146,14 +147,21 @@ def dot_general_kernel(
         return _mul(ScalarBuilder(bb, REDUCTION_FLAGS), left, right)
 
     if rfree:
-        lb.fill(b, out, constant_element(ScalarBuilder(b), 0.0, element))
+        # One contracted element (an outer product, e.g. the cotangent of a
+        # matrix-vector product): each output is one product, stored once,
+        # with no zero fill and no read-modify-write pass.
+        outer = math.prod(contract) == 1
+        if not outer:
+            lb.fill(b, out, constant_element(ScalarBuilder(b), 0.0, element))
 
         def accumulate(bb: Builder, ivs: Index) -> None:
             bv, lv = ivs[:nb], ivs[nb : nb + nlf]
             cv, rv = ivs[nb + nlf : nb + nlf + nc], ivs[nb + nlf + nc :]
             target = [*bv, *lv, *rv]
-            sb = ScalarBuilder(bb, REDUCTION_FLAGS)
-            total = _add(sb, lb.load(bb, out, target), product(bb, bv, lv, cv, rv))
+            total = product(bb, bv, lv, cv, rv)
+            if not outer:
+                sb = ScalarBuilder(bb, REDUCTION_FLAGS)
+                total = _add(sb, lb.load(bb, out, target), total)
             lb.store(bb, out, target, total)
 
         lb.nest(b, [*batch, *lfree, *contract, *rfree], accumulate)
