@@ -964,7 +964,6 @@ class _JacobianLayout:
     """The leaves a Jacobian relates, with their structures: the differentiated
     arguments' (as one tuple of arguments) and the output's (without the aux)."""
 
-    nums: tuple[int, ...]
     single: bool
     """`argnums` was an int: each entry holds one argument's structure, not a tuple."""
     in_tree: PyTreeDef
@@ -991,7 +990,6 @@ def _jacobian_layout(fn: Callable[..., Any], argnums: int | Sequence[int], has_a
     staged = _cached(fn, ("jit", sig, None), lambda: _stage_primal(fn, sig))
     out_tree, _ = _result_trees(staged.traced, has_aux)
     return _JacobianLayout(
-        nums,
         isinstance(argnums, int),
         tree_structure(tuple(args[n] for n in nums)),
         tuple(sig.specs[k] for k in sig.leaves_of(nums)),
