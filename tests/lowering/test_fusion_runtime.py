@@ -6,7 +6,7 @@ import threading
 
 import numpy as np
 import pytest
-from xdsl.dialects import scf
+from xdsl.dialects import memref, scf
 from xdsl.dialects.builtin import ModuleOp
 
 from tidu_mlir.dialects import prim
@@ -50,6 +50,31 @@ def test_reduction_between_elementwise_ops_splits_the_nest() -> None:
     # exp nest (2), reduction: init (1) + accumulation (2), division nest (2)
     assert loop_count(function) == 2 + 1 + 2 + 2
     check(function)
+
+
+def copy_count(function) -> int:
+    """Number of memref.copy ops after lowering a copy of `function` to loops."""
+    module = ModuleOp([function.clone()])
+    lower_prim_to_loops(module)
+    return sum(isinstance(op, memref.CopyOp) for op in module.walk())
+
+
+def test_returned_reshape_is_computed_in_the_output_buffer() -> None:
+    """`reshape(reshape(exp(x)))` returned: exp writes into a view of the output,
+    no copy; a value returned both directly and reshaped is copied once."""
+
+    def reshaped_twice(x):
+        return prim.ReshapeOp(prim.ReshapeOp(prim.ExpOp(x), (5, 6, 1)), (30,))
+
+    function = build([T], reshaped_twice)
+    assert copy_count(function) == 0
+    check(function)
+    both = build([T], lambda x: [e := prim.ExpOp(x), prim.ReshapeOp(e, (30,))])
+    assert copy_count(both) == 1
+    check(both)
+    of_input = build([T], lambda x: prim.ReshapeOp(x, (30,)))
+    assert copy_count(of_input) == 1
+    check(of_input)
 
 
 def test_value_returned_twice_and_input_returned() -> None:

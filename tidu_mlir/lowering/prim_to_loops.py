@@ -13,7 +13,9 @@ Input: functions in the form `prim-bufferize` gives (inputs read with
   (`kernels.KERNELS`, or a BLAS call for large real products), or for `reshape`
   a view (`memref.reinterpret_cast`) of its operand's buffer.
 * A value returned by the function is computed directly into its output buffer
-  (destination passing); further outputs of the same value are copies.
+  (destination passing), also through reshapes: a returned reshape of a
+  computed value makes that value's buffer a view of the output buffer.
+  Further outputs of the same value are copies.
 * Splat constants are inlined as scalars, other constants become `memref.global`.
 * Temporaries are `memref.alloc` and freed before the return.
 
@@ -104,6 +106,7 @@ class FunctionLowering:
                     f"convert-prim-to-loops: cannot lower '{op.name}' "
                     f"(in @{self.function.sym_name.data})"
                 )
+        self._forward_destinations_through_reshapes()
         self.products = plan_products(computed)
         self.folded = {t for product in self.products.values() for t in product.transposes}
         for node in plan(computed, is_fusable):
@@ -129,6 +132,26 @@ class FunctionLowering:
         cast = UnrealizedConversionCastOp.get([ref], [view_type])
         Rewriter.insert_op(cast, InsertPoint.at_start(self.block))
         return Buffer(cast.results[0], True)
+
+    def _forward_destinations_through_reshapes(self) -> None:
+        """A returned `reshape(u)` (or a chain of them) of a computed `u` that is not
+        returned itself: `u` is computed into a view of the output buffer, with
+        `u`'s shape, so the reshape is a view of it and no copy is made."""
+        for value, dests in list(self.destinations.items()):
+            source = value
+            while isinstance(source.owner, prim.ReshapeOp):
+                source = source.owner.operand
+            if source is value or not dests or not _is_computed(source):
+                continue
+            if self.destinations.get(source):
+                continue
+            dest = dests.pop(0)
+            point = (
+                InsertPoint.after(dest.ref.owner)
+                if isinstance(dest.ref.owner, Operation)
+                else InsertPoint.at_start(self.block)
+            )
+            self.destinations[source] = [_reshaped(dest, prim.tensor_type_of(source), point)]
 
     def _alloc(self, tensor_type: TensorType) -> Buffer:
         view_type, is_complex = buffer_memref_type(
@@ -214,11 +237,7 @@ class FunctionLowering:
         assert isinstance(op, prim.ReshapeOp)
         source = self.buffer_of(op.operand)
         typ = prim.tensor_type_of(op.result)
-        view_type, is_complex = buffer_memref_type(typ.get_element_type(), typ.get_shape())
-        shape = view_type.get_shape()
-        strides = [int(np.prod(shape[i + 1 :])) for i in range(len(shape))]
-        cast = memref.ReinterpretCastOp(source.ref, [], [], [], [0], shape, strides, view_type)
-        self.buffers[op.result] = Buffer(self.builder.insert(cast).results[0], is_complex)
+        self.buffers[op.result] = _reshaped(source, typ, self.builder.insertion_point)
 
     def _emit_cluster(self, cluster: Cluster) -> None:
         outputs = {value: self._result_buffer(value) for value in cluster.escaping_values()}
@@ -238,6 +257,27 @@ class FunctionLowering:
                     continue
                 inputs[operand] = self.buffer_of(operand)
         return inputs
+
+
+def _reshaped(buffer: Buffer, typ: TensorType, point: InsertPoint) -> Buffer:
+    """A row-major view of `buffer` with the shape of `typ`, inserted at `point`."""
+    view_type, is_complex = buffer_memref_type(typ.get_element_type(), typ.get_shape())
+    shape = view_type.get_shape()
+    strides = [int(np.prod(shape[i + 1 :])) for i in range(len(shape))]
+    cast = memref.ReinterpretCastOp(buffer.ref, [], [], [], [0], shape, strides, view_type)
+    Rewriter.insert_op(cast, point)
+    return Buffer(cast.results[0], is_complex)
+
+
+def _is_computed(value: SSAValue) -> bool:
+    """Whether `value` is computed by an emitted prim op (not a function input or a
+    constant), so it can be computed into a given buffer."""
+    owner = value.owner
+    return (
+        isinstance(owner, Operation)
+        and type(owner) in LOWERED_OPS
+        and not isinstance(owner, (prim.ConstantOp, prim.ReshapeOp))
+    )
 
 
 Handler: TypeAlias = Callable[[FunctionLowering, Operation], None]
