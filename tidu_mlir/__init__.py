@@ -27,9 +27,11 @@ from tidu_mlir.api import (
     vjp,
     vmap,
 )
+from tidu_mlir.draw import draw
 
 __all__ = [
     "checkpoint",
+    "draw",
     "grad",
     "hessian",
     "hvp",

@@ -106,12 +106,15 @@ class ConvertCall(RewritePattern):
 
 @dataclass(frozen=True)
 class ConvertFuncToLLVMPass(ModulePass):
-    """Lower functions, returns and direct calls to the `llvm` dialect."""
+    """Lower functions, returns and direct calls to the `llvm` dialect.
+
+    Options:
+        noalias: mark the pointer arguments of defined functions `llvm.noalias`.
+    """
 
     name = "convert-func-to-llvm"
 
     noalias: bool = False
-    """Mark the pointer arguments of defined functions `llvm.noalias` (`{noalias=true}`)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         patterns: dict[type[Operation], RewritePattern] = {

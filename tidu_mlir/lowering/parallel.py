@@ -450,12 +450,17 @@ def parallel_loops(function: func.FuncOp, min_work: int) -> Iterator[tuple[scf.F
 
 @dataclass(frozen=True)
 class ParallelizeLoopsPass(ModulePass):
-    """Run large top-level loops of every function on all cores (libgomp)."""
+    """Run large top-level loops of every function on all cores (libgomp).
+
+    Options:
+        min_work: the estimated work (iterations times body cost) from which a
+            loop nest runs in parallel; -1: `PARALLEL_MIN_WORK` (read when the
+            pass runs).
+    """
 
     name = "parallelize-loops"
 
     min_work: int = -1
-    """Work threshold; -1 means `PARALLEL_MIN_WORK` (read when the pass runs)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not libgomp_available():

@@ -181,12 +181,16 @@ class _Splitter:
 
 @dataclass(frozen=True)
 class SplitFunctionsPass(ModulePass):
-    """Outline consecutive parts of each large function into bounded-size functions."""
+    """Outline consecutive parts of each large function into bounded-size functions.
+
+    Options:
+        max_ops: the size bound of a function, in ops with the nested ones
+            (also about the size of a part).
+    """
 
     name = "split-functions"
 
     max_ops: int = MAX_PART_OPS
-    """Size bound of a function, in ops with the nested ones."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for function in [f for f in op.ops if isinstance(f, func.FuncOp)]:

@@ -15,10 +15,16 @@ from tidu_mlir.passes.options import SymNameOptionPass, find_fragment
 
 @dataclass(frozen=True)
 class BatchPass(SymNameOptionPass):
-    """Options: `graph` (a module-level `cg.graph`), `axes` (one per input in
-    program order: `0` maps the input over its leading axis, `none` broadcasts
-    it to every example), `size` (the batch extent), `name` (the new graph's
-    symbol, default `<graph>_batched`)."""
+    """Vectorize a module-level `cg.graph` over a new leading batch axis: a new
+    graph computes it for `size` examples at once (what `td.vmap` runs).
+
+    Options:
+        graph: the `cg.graph` to batch, by symbol (`@f`).
+        size: the batch extent, the length of the new leading axis.
+        axes: one per input in program order: `0` maps the input over its
+            leading axis, `none` broadcasts it to every example.
+        name: the new graph's symbol; unset: `<graph>_batched`.
+    """
 
     name = "batch"
 

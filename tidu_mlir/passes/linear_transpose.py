@@ -17,10 +17,17 @@ from tidu_mlir.passes.options import SymNameOptionPass, find_linear_fragment
 
 @dataclass(frozen=True)
 class LinearTransposePass(SymNameOptionPass):
-    """Options: `graph` (path of a `cg.linear`), `name` (default `vjp<N>`),
-    `add` (the op summing cotangents, needed only when the fragments hold no
-    differentiable op to take the dialect's addition from, e.g. an input
-    returned twice)."""
+    """Transpose a linear fragment (reverse mode): a new `cg.linear`, nested in
+    it, maps cotangents of its outputs to cotangents of its tangent inputs;
+    fan-out is summed by adds.
+
+    Options:
+        graph: the `cg.linear` to transpose, by path (`@f::@jvp1`).
+        name: the new fragment's symbol; unset: `vjp<N>` (N the pass id).
+        add: the op summing cotangents (`prim.add`), needed only when the
+            fragments hold no differentiable op to take the dialect's addition
+            from (e.g. an input returned twice).
+    """
 
     name = "linear-transpose"
 

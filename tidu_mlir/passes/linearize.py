@@ -14,9 +14,17 @@ from tidu_mlir.passes.options import SymNameOptionPass, find_fragment
 
 @dataclass(frozen=True)
 class LinearizePass(SymNameOptionPass):
-    """Options: `graph` (fragment path), `wrt` (key specs `x`, `tangent(x,1)`,
-    `cotangent(0,2)`), `outputs` (output indices, default all), `name` (the new
-    fragment's symbol, default `jvp<N>`)."""
+    """Linearize a fragment (JVP, forward mode): a new `cg.linear` fragment,
+    nested in it, maps tangents of the chosen inputs to tangents of its outputs.
+
+    Options:
+        graph: the fragment to linearize, by path (`@f`, `@f::@vjp2`).
+        wrt: the input keys to differentiate with respect to, each seeding
+            one tangent input in this order: `x`, `tangent(x,1)`,
+            `cotangent(0,2)`, `residual(0,3)`.
+        outputs: the indices of the outputs to linearize; unset: all.
+        name: the new fragment's symbol; unset: `jvp<N>` (N the pass id).
+    """
 
     name = "linearize"
 

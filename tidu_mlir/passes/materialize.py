@@ -14,8 +14,15 @@ from tidu_mlir.passes.options import SymNameOptionPass, find_fragment
 
 @dataclass(frozen=True)
 class MaterializePass(SymNameOptionPass):
-    """Options: `graph` (fragment path), `name` (the function's symbol; default
-    the path with `::` as `_`, `@f::@jvp1` -> `f_jvp1`)."""
+    """Materialize a fragment as a self-contained `func.func`: it and every
+    value it references from enclosing fragments, its arguments in the
+    documented input order (what `lower-to-llvm` and `tidu-run` take).
+
+    Options:
+        graph: the fragment to materialize, by path (`@f::@jvp1::@vjp2`).
+        name: the function's symbol; unset: the path with `::` as `_`
+            (`@f::@jvp1` gives `f_jvp1`).
+    """
 
     name = "materialize"
 

@@ -17,11 +17,19 @@ from tidu_mlir.passes.options import SymNameOptionPass, find_fragment
 
 @dataclass(frozen=True)
 class UnzipPass(SymNameOptionPass):
-    """Options: `graph` (path of the `cg.linear` to split), `policy` (`save-all`,
-    `recompute-elementwise`, `save-nothing`; ops tagged `cg.policy` follow
-    their own), `report` (print one remark per
-    residual on stderr), `name` (base of the new symbols `@<name>_fwd`,
-    `@<name>_lin`; default `<primal>_fwd<N>`, `<primal>_lin<N>`)."""
+    """Split a linearization into a forward graph (the primal outputs, then the
+    residuals it saves) and a graph holding the linear fragment, which reads
+    only residuals and tangents (what reverse mode runs in two steps).
+
+    Options:
+        graph: the `cg.linear` to split, by path (`@f::@jvp1`).
+        policy: which values are saved and which recomputed: `save-all`,
+            `recompute-elementwise`, `save-nothing` (ops tagged `cg.policy`
+            follow their own).
+        report: print one remark per residual on stderr.
+        name: the base of the new symbols `@<name>_fwd`, `@<name>_lin`;
+            unset: `<primal>_fwd<N>`, `<primal>_lin<N>`.
+    """
 
     name = "unzip"
 

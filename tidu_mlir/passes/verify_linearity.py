@@ -15,7 +15,12 @@ from tidu_mlir.passes.options import find_linear_fragment
 
 @dataclass(frozen=True)
 class VerifyLinearityPass(ModulePass):
-    """Option: `graph` (one `cg.linear`; default every `cg.linear` of the module)."""
+    """Prove linear fragments linear in their tangent inputs, or fail naming the
+    first op that is not (a check; the module is not changed).
+
+    Options:
+        graph: the `cg.linear` to check, by path; unset: every `cg.linear`.
+    """
 
     name = "verify-linearity"
 

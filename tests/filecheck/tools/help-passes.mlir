@@ -1,0 +1,55 @@
+// `--help-passes` documents every tidu pass: its name, a description, each
+// option with its type and default; `--help` names them and points there.
+// RUN: tidu-opt --help-passes | filecheck %s
+// RUN: env COLUMNS=80 tidu-opt --help | filecheck %s --check-prefix=HELP
+
+// CHECK:      tidu passes (run as -p 'NAME{OPTION=VALUE ...}'; list values comma-separated):
+// CHECK-LABEL: {{^}}batch{{$}}
+// CHECK-NEXT:      Vectorize a module-level `cg.graph`
+// CHECK:           options:
+// CHECK-NEXT:        graph (str, required)
+// CHECK:             size (int, required)
+// CHECK:             axes (list of int or str, default: empty)
+// CHECK:             name (str, default: unset)
+// CHECK-LABEL: {{^}}linearize{{$}}
+// CHECK-NEXT:      Linearize a fragment (JVP, forward mode)
+// CHECK:             graph (str, required)
+// CHECK-NEXT:            the fragment to linearize, by path
+// CHECK:             wrt (list of str, default: empty)
+// CHECK:             outputs (list of int, default: unset)
+// CHECK:             name (str, default: unset)
+// CHECK-LABEL: {{^}}linear-transpose{{$}}
+// CHECK:             graph (str, required)
+// CHECK:             name (str, default: unset)
+// CHECK:             add (str, default: unset)
+// CHECK-LABEL: {{^}}materialize{{$}}
+// CHECK:             graph (str, required)
+// CHECK:             name (str, default: unset)
+// CHECK-LABEL: {{^}}unzip{{$}}
+// CHECK:             graph (str, required)
+// CHECK:             policy (str, default: save-all)
+// CHECK:             report (bool, default: false)
+// CHECK:             name (str, default: unset)
+// CHECK-LABEL: {{^}}verify-linearity{{$}}
+// CHECK:             graph (str, default: unset)
+// CHECK-LABEL: {{^}}prim-bufferize{{$}}
+// CHECK-NEXT:      Give every tensor `func.func` the buffer calling convention.
+// CHECK-LABEL: {{^}}convert-prim-to-loops{{$}}
+// CHECK-LABEL: {{^}}parallelize-loops{{$}}
+// CHECK:             min_work (int, default: -1)
+// CHECK-LABEL: {{^}}split-functions{{$}}
+// CHECK:             max_ops (int, default: 1000)
+// CHECK-LABEL: {{^}}lower-to-llvm{{$}}
+// CHECK-LABEL: {{^}}convert-arith-to-llvm{{$}}
+// CHECK-LABEL: {{^}}convert-math-to-llvm{{$}}
+// CHECK-LABEL: {{^}}convert-func-to-llvm{{$}}
+// CHECK:             noalias (bool, default: false)
+// CHECK-LABEL: {{^}}lower-scf-to-cf{{$}}
+// CHECK-LABEL: {{^}}convert-cf-to-llvm{{$}}
+// CHECK-LABEL: {{^}}convert-memref-to-llvm{{$}}
+
+// HELP:      tidu-mlir modular optimizer driver. tidu passes: batch, linearize,
+// HELP-NEXT: {{^}}linear-transpose, materialize, unzip, verify-linearity, prim-bufferize,
+// HELP:      convert-memref-to-llvm (see
+// HELP-NEXT: {{^}}--help-passes).
+// HELP:      {{^}}  --help-passes Document the tidu passes
