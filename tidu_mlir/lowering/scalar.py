@@ -8,9 +8,17 @@ of real values, so complex arithmetic is expanded to real arithmetic here (the
 * `exp(a+bi) = e^a (cos b + i sin b)`, `log z = log|z| + i atan2(b, a)`
 * `sin`, `cos` through `sinh`/`cosh` of the imaginary part
 * `tanh(a+bi) = (sinh 2a + i sin 2b) / (cosh 2a + cos 2b)`
-* `sqrt z = sqrt((|z|+a)/2) + i copysign(sqrt((|z|-a)/2), b)` (principal branch)
 * `z**p` for a constant `p`: repeated multiplication for small integer `p`,
   `exp(p log z)` otherwise.
+
+`|z|`, `/` and `sqrt` are at least as robust as numpy's (docs/complex.md):
+`|z|` (and `log |z|`) scales both parts by a power of two when `max(|a|, |b|)`
+is outside `[2^-500, 2^500]` (f32: `2^±50`), so nothing overflows or
+underflows in between, and is `inf` when a part is (`|inf + nan i| = inf`);
+division is Smith's algorithm with numpy's expressions (operands halved near
+overflow); `sqrt` is the stable `t = sqrt((|a| + |z|)/2)` (scaled),
+`|b|/(2t)` (swapped for `a < 0`), with C99's special values. All are
+branch-free (selects), so loops vectorize.
 
 Real `tanh` is expanded into a branch-free kernel (`tanh_real`). With a
 `KernelLibrary` (`math_library.MathLibrary`) such a kernel is emitted once per
@@ -24,11 +32,13 @@ add `reassoc` so the vectorizer may reorder sums (see `reduction_flags`).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from math import copysign
 from typing import Protocol, TypeAlias, TypeVar, cast
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, i1
+from xdsl.dialects.builtin import AnyFloat, Float32Type, FloatAttr, IntegerAttr, i1
 from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Attribute, Operation, SSAValue
 
@@ -78,7 +88,7 @@ class ScalarBuilder:
         self.builder = builder
         self.flags = flags
         self.library = library
-        self._constants: dict[tuple[float, Attribute], SSAValue] = {}
+        self._constants: dict[tuple[float, float, Attribute], SSAValue] = {}
 
     def emit(self, op: Operation) -> SSAValue:
         """Insert `op` and return its single result."""
@@ -88,8 +98,9 @@ class ScalarBuilder:
     # ----- real arithmetic -------------------------------------------------
 
     def const(self, value: float, typ: Attribute) -> SSAValue:
-        """A constant, created once per builder (all uses follow it in the same block)."""
-        key = (value, typ)
+        """A constant, created once per builder (all uses follow it in the same block);
+        `-0.0` and `0.0` are two constants."""
+        key = (value, copysign(1.0, value), typ)
         if key not in self._constants:
             attr = (
                 IntegerAttr(int(value), i1) if typ == i1 else FloatAttr(value, cast(AnyFloat, typ))
@@ -143,8 +154,76 @@ class ScalarBuilder:
         bits = 64 if "64" in str(target) else 32
         return self.emit(width[bits](a, target))
 
+    def products(
+        self,
+        a: SSAValue,
+        b: SSAValue,
+        c: SSAValue,
+        d: SSAValue,
+        combine: Callable[[SSAValue, SSAValue], Operation],
+    ) -> SSAValue:
+        """`a·b ± c·d` with each op rounded (no FMA contraction), so that equal
+        expressions round equally: `z/z` has the real part 1."""
+        return self.emit(combine(self.emit(arith.MulfOp(a, b)), self.emit(arith.MulfOp(c, d))))
+
+    def fabs(self, a: SSAValue) -> SSAValue:
+        return self.unary(math.AbsFOp, a)
+
+    def larger(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        """The larger of two non-negative values (`b` when one is NaN): a compare
+        and a select, cheaper than NaN-propagating `maximumf`."""
+        return self.select(self.compare("gt", a, b), a, b)
+
+    def scaling(
+        self, magnitude: SSAValue, unscale: Callable[[int], float]
+    ) -> tuple[SSAValue, SSAValue]:
+        """`(s, u)`: `s = 2^k` bringing `magnitude·s` into the safe range of
+        `_Scaling` (`k = 0` inside it) and `u = unscale(k)`."""
+        t = magnitude.type
+        limits = _SCALING_F32 if isinstance(t, Float32Type) else _SCALING_F64
+        big = self.compare("gt", magnitude, self.const(limits.big, t))
+        small = self.compare("lt", magnitude, self.const(limits.small, t))
+
+        def pick(value: Callable[[int], float]) -> SSAValue:
+            inner = self.select(small, self.const(value(limits.up), t), self.const(value(0), t))
+            return self.select(big, self.const(value(limits.down), t), inner)
+
+        return pick(lambda k: 2.0**k), pick(unscale)
+
+    def any_above(self, values: list[SSAValue], limit: float) -> SSAValue:
+        """Whether any of `values` is above `limit` (an i1)."""
+        bound = self.const(limit, values[0].type)
+        above = [self.compare("gt", v, bound) for v in values]
+        result = above[0]
+        for flag in above[1:]:
+            result = self.emit(arith.OrIOp(result, flag))
+        return result
+
+    def inf_if_either(self, value: SSAValue, x: SSAValue, y: SSAValue) -> SSAValue:
+        """`value`, or `inf` where `x` or `y` (non-negative) is `inf`, NaN or not."""
+        inf = self.const(float("inf"), value.type)
+        value = self.select(self.compare("eq", y, inf), inf, value)
+        return self.select(self.compare("eq", x, inf), inf, value)
+
+    def norm(self, x: SSAValue, y: SSAValue) -> SSAValue:
+        """`sqrt(x² + y²)` as written (the caller scales)."""
+        return self.unary(math.SqrtOp, self.add(self.mul(x, x), self.mul(y, y)))
+
     def hypot(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.unary(math.SqrtOp, self.add(self.mul(a, a), self.mul(b, b)))
+        """`sqrt(a² + b²)` without intermediate overflow or underflow, `inf`
+        when `a` or `b` is (numpy's `hypot`)."""
+        x, y = self.fabs(a), self.fabs(b)
+        scale, unscale = self.scaling(self.larger(x, y), lambda k: 2.0**-k)
+        h = self.mul(self.norm(self.mul(x, scale), self.mul(y, scale)), unscale)
+        return self.inf_if_either(h, x, y)
+
+    def log_hypot(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        """`log sqrt(a² + b²)` as `log` of the scaled norm plus `-k·log 2`: a
+        tiny `|z|` is never rounded to a subnormal (which keeps few digits)."""
+        x, y = self.fabs(a), self.fabs(b)
+        scale, offset = self.scaling(self.larger(x, y), lambda k: -k * _LN2)
+        norm = self.inf_if_either(self.norm(self.mul(x, scale), self.mul(y, scale)), x, y)
+        return self.add(self.unary(math.LogOp, norm), offset)
 
     def kernel(self, name: str, a: SSAValue, expand: Expansion) -> SSAValue:
         """`expand(self, a)` inline, or a call of it as the library function `name`."""
@@ -199,11 +278,49 @@ class ScalarBuilder:
         return self.sub(self.mul(a, c), self.mul(b, d)), self.add(self.mul(a, d), self.mul(b, c))
 
     def c_div(self, x: Complex, y: Complex) -> Complex:
+        """Smith's algorithm with numpy's expressions: with `p` the part of `y`
+        of larger modulus, `q` the other and `r = q/p`, the quotient is
+        `(a·ra + b·rb, b·ra - a·rb) / (p + q·r)`, `(ra, rb) = (1, r)` when
+        `p = c`, `(r, 1)` when `p = d`. Where `|a|`, `|b|` or `|p|` is above a
+        quarter of the largest value, `x` and `y` are halved (exact there:
+        `ra`, `rb` and `p` scaled by `h = 1/2`), so `a·ra + b·rb` and
+        `p + q·r <= 2|p|` do not overflow. A zero `y` gives `(a, b)/|c|`."""
         (a, b), (c, d) = x, y
-        denom = self.add(self.mul(c, c), self.mul(d, d))
-        re = self.add(self.mul(a, c), self.mul(b, d))
-        im = self.sub(self.mul(b, c), self.mul(a, d))
-        return self.div(re, denom), self.div(im, denom)
+        if _is_positive_zero(d):
+            return self.c_div_real(x, c)
+        t = a.type
+        abs_c, abs_d = self.fabs(c), self.fabs(d)
+        c_larger = self.compare("ge", abs_c, abs_d)
+        p, q = self.select(c_larger, c, d), self.select(c_larger, d, c)
+        ratio = self.div(q, p)
+        huge = self.any_above(
+            [self.select(c_larger, abs_c, abs_d), self.fabs(a), self.fabs(b)], _huge(t)
+        )
+        half = self.select(huge, self.const(0.5, t), self.const(1.0, t))
+        half_ratio = self.mul(ratio, half)
+        ra = self.select(c_larger, half, half_ratio)
+        rb = self.select(c_larger, half_ratio, half)
+        re = self.products(a, ra, b, rb, arith.AddfOp)
+        im = self.products(b, ra, a, rb, arith.SubfOp)
+        denominator = self.products(p, half, q, half_ratio, arith.AddfOp)
+        zero = self.compare("eq", p, self.const(0.0, t))
+        re, im = self.select(zero, a, re), self.select(zero, b, im)
+        denominator = self.select(zero, abs_c, denominator)
+        return self.div(re, denominator), self.div(im, denominator)
+
+    def c_div_real(self, x: Complex, c: SSAValue) -> Complex:
+        """`c_div(x, (c, +0))` (a converted real divisor, as in the gradient of
+        `|z|`) with the same special values but no ratio to divide: `r = +0/c`
+        is `copysign(0, c)` and the denominator `c + 0·r` is `c + 0`."""
+        a, b = x
+        zero = self.const(0.0, a.type)
+        ratio = self.binary(math.CopySignOp, zero, c)
+        re = self.add(a, self.mul(b, ratio))
+        im = self.sub(b, self.mul(a, ratio))
+        is_zero = self.compare("eq", c, zero)
+        re, im = self.select(is_zero, a, re), self.select(is_zero, b, im)
+        denominator = self.add(c, zero)  # |c| when c = -0
+        return self.div(re, denominator), self.div(im, denominator)
 
     def c_neg(self, x: Complex) -> Complex:
         return self.neg(x[0]), self.neg(x[1])
@@ -224,7 +341,7 @@ class ScalarBuilder:
 
     def c_log(self, x: Complex) -> Complex:
         a, b = x
-        return self.unary(math.LogOp, self.c_abs(x)), self.binary(math.Atan2Op, b, a)
+        return self.log_hypot(a, b), self.binary(math.Atan2Op, b, a)
 
     def c_sin(self, x: Complex) -> Complex:
         a, b = x
@@ -251,12 +368,27 @@ class ScalarBuilder:
         )
 
     def c_sqrt(self, x: Complex) -> Complex:
+        """The principal root: `t = sqrt((|a| + |z|)/2)` (on the parts scaled by
+        an even power of two) and `v = |b|/(2t)`, `(t, ±v)` for `a >= 0` and
+        `(v, ±t)` for `a < 0` (`±`: `b`'s sign), each part to a few ulp; `t = inf`
+        where `a` is infinite (`b` may be NaN), and `(inf, b)` where `b` is."""
         a, b = x
-        half = self.const(0.5, a.type)
-        r = self.c_abs(x)
-        re = self.unary(math.SqrtOp, self.mul(half, self.add(r, a)))
-        im = self.unary(math.SqrtOp, self.mul(half, self.sub(r, a)))
-        return re, self.binary(math.CopySignOp, im, b)
+        t = a.type
+        inf = self.const(float("inf"), t)
+        abs_a, abs_b = self.fabs(a), self.fabs(b)
+        scale, unscale = self.scaling(self.larger(abs_a, abs_b), lambda k: 2.0 ** (-k // 2))
+        scaled_a = self.mul(abs_a, scale)
+        modulus = self.norm(scaled_a, self.mul(abs_b, scale))
+        half_sum = self.mul(self.add(scaled_a, modulus), self.const(0.5, t))
+        root = self.mul(self.unary(math.SqrtOp, half_sum), unscale)
+        root = self.select(self.compare("eq", abs_a, inf), inf, root)
+        zero = self.compare("eq", root, self.const(0.0, t))
+        other = self.div(abs_b, self.select(zero, self.const(1.0, t), self.add(root, root)))
+        negative = self.compare("lt", a, self.const(0.0, t))
+        re = self.select(negative, other, root)
+        im = self.binary(math.CopySignOp, self.select(negative, root, other), b)
+        infinite = self.compare("eq", abs_b, inf)
+        return self.select(infinite, inf, re), self.select(infinite, b, im)
 
     def c_pow(self, x: Complex, exponent: float) -> Complex:
         integer = _small_integer(exponent)
@@ -267,6 +399,23 @@ class ScalarBuilder:
         one = self.const(1.0, x[0].type), self.const(0.0, x[0].type)
         result = _power_by_squaring(x, abs(integer), one, self.c_mul)
         return self.c_div(one, result) if integer < 0 else result
+
+
+@dataclass(frozen=True)
+class _Scaling:
+    """Where `scaling` rescales: magnitudes above `big` by `2^down`, below `small`
+    by `2^up` (even exponents, so `sqrt` unscales exactly), so that squares and
+    sums of two squares neither overflow nor lose the larger term to underflow."""
+
+    big: float
+    small: float
+    down: int
+    up: int
+
+
+_LN2 = 0.6931471805599453  # log(2)
+_SCALING_F64 = _Scaling(big=2.0**500, small=2.0**-500, down=-600, up=600)
+_SCALING_F32 = _Scaling(big=2.0**50, small=2.0**-50, down=-70, up=100)
 
 
 _TANH_P = (-9.64399179425052238628e-1, -9.92877231001918586564e1, -1.61468768441708447952e3)
@@ -284,6 +433,20 @@ def _horner(
         else:
             acc = sb.add(sb.mul(acc, z), sb.const(c, t))
     return acc
+
+
+def _huge(t: Attribute) -> float:
+    """About a quarter of the largest finite value of `t`: 2^1022 (f32: 2^126)."""
+    return 2.0**126 if isinstance(t, Float32Type) else 2.0**1022
+
+
+def _is_positive_zero(value: SSAValue) -> bool:
+    """Whether `value` is the constant `+0.0` (the imaginary part of a converted real)."""
+    owner = value.owner
+    if not isinstance(owner, arith.ConstantOp) or not isinstance(owner.value, FloatAttr):
+        return False
+    number = owner.value.value.data
+    return number == 0.0 and copysign(1.0, number) > 0
 
 
 def _small_integer(exponent: float) -> int | None:
