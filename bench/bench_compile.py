@@ -2,9 +2,14 @@
 JAX, and the time to first gradient in a new process with a warm disk cache.
 
     python bench/bench_compile.py [--sizes 250 500 1000 2000] [--large] [--no-jax]
+    python bench/bench_compile.py --scan [--sizes 10 10000]
 
 Each step applies 6 ops to an 8-vector x: mul, exp, sum, sin, broadcast, add
-(x <- 0.9 x + broadcast(sin(sum(exp(0.9 x))))); the loss is sum(x).
+(x <- 0.9 x + broadcast(sin(sum(exp(0.9 x))))); the loss is sum(x). The chain
+is unrolled by Python (K copies of the step in the IR); with `--scan` it is a
+`lax.fori_loop` of K steps instead (one copy of the step, `prim.scan`), and
+the table compares each K's first call with the smallest K's (the target:
+the gradient of a 10⁴-step loop compiles in about the time of a 10-step one).
 
 Every measurement runs in a fresh subprocess (cold in-process caches):
 * cold: an empty `TIDU_CACHE_DIR`; the first call of `td.grad(f)` (trace, AD,
@@ -45,19 +50,32 @@ def chain(depth: int, xp):
     return f
 
 
+def looped_chain(depth: int, xp, lax):
+    def step(_, x):
+        m = x * 0.9
+        s = xp.sum(xp.exp(m))
+        return m + xp.broadcast_to(xp.sin(s), x.shape)
+
+    def f(x):
+        return xp.sum(lax.fori_loop(0, depth, step, x))
+
+    return f
+
+
 def child(kind: str, depth: int) -> None:
     """Time the first call in this (fresh) process; print one JSON line."""
     import numpy as np
 
     x0 = np.linspace(-1.0, 1.0, N)
     result: dict[str, object] = {}
-    if kind == "jax":
+    if kind.startswith("jax"):
         import jax
         import jax.numpy as jnp
 
         jax.config.update("jax_enable_x64", True)
         start = time.perf_counter()
-        g = jax.jit(jax.grad(chain(depth, jnp)))
+        fn = looped_chain(depth, jnp, jax.lax) if kind == "jax-scan" else chain(depth, jnp)
+        g = jax.jit(jax.grad(fn))
         value = np.asarray(jax.block_until_ready(g(x0)))
         seconds = time.perf_counter() - start
     else:
@@ -66,7 +84,8 @@ def child(kind: str, depth: int) -> None:
         from tidu_mlir.lowering import runtime
 
         start = time.perf_counter()
-        value = np.asarray(td.grad(chain(depth, tnp))(x0))
+        fn = looped_chain(depth, tnp, td.lax) if kind == "tidu-scan" else chain(depth, tnp)
+        value = np.asarray(td.grad(fn)(x0))
         seconds = time.perf_counter() - start
         result["counts"] = dict(runtime.COUNTS)
     result.update(seconds=seconds, checksum=float(value.sum()))
@@ -106,23 +125,48 @@ def exponent(sizes: list[int], times: list[float]) -> list[str]:
     ]
 
 
+def jax_available() -> bool:
+    try:
+        import jax  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def scan_table(sizes: list[int], use_jax: bool) -> None:
+    """First-call times of the looped chain; ratios to the smallest K."""
+    print(
+        f"{'K':>7s} {'first s':>8s} {'compile':>8s} {'ratio':>6s} {'jax s':>7s} {'jax ratio':>9s}"
+    )
+    base: tuple[float, float] | None = None
+    for depth in sizes:
+        with tempfile.TemporaryDirectory(prefix="tidu-bench-cache-") as cache_dir:
+            cold = run_child("tidu-scan", depth, cache_dir)
+        jax_seconds = run_child("jax-scan", depth, "")["seconds"] if use_jax else float("nan")
+        if base is None:
+            base = (cold["seconds"], jax_seconds)
+        row = (cold["seconds"], cold["compile"], cold["seconds"] / base[0])
+        row += (jax_seconds, jax_seconds / base[1])
+        print(f"{depth:7d} " + " ".join(f"{v:9.2f}" for v in row))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[250, 500, 1000, 2000])
+    parser.add_argument("--sizes", type=int, nargs="+")
     parser.add_argument("--large", action="store_true", help="also K = 4000 and 8000")
     parser.add_argument("--no-jax", action="store_true")
+    parser.add_argument("--scan", action="store_true", help="the chain as a lax.fori_loop")
     parser.add_argument("--child", nargs=2, metavar=("KIND", "K"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args.child[0], int(args.child[1]))
         return
-    sizes = sorted(set(args.sizes + ([4000, 8000] if args.large else [])))
-    use_jax = not args.no_jax
-    if use_jax:
-        try:
-            import jax  # noqa: F401
-        except ImportError:
-            use_jax = False
+    use_jax = not args.no_jax and jax_available()
+    if args.scan:
+        scan_table(sorted(set(args.sizes or [10, 10_000])), use_jax)
+        return
+    default = [250, 500, 1000, 2000]
+    sizes = sorted(set((args.sizes or default) + ([4000, 8000] if args.large else [])))
 
     stage_names = ["lower-to-loops", "lower-to-llvm", "translate", "llvm-opt", "codegen"]
     header = (

@@ -121,6 +121,29 @@ CASES: list[tuple[str, str, str]] = [
         "tensor<2xf64>, tensor<3xf64>",
         "prim.concatenate %a, %b, dimension = 0 : (tensor<2xf64>, tensor<3xf64>) -> tensor<5xf64>",
     ),
+    (
+        "scan",
+        "tensor<f64>, tensor<3xf64>",
+        "prim.scan length 3 reverse init(%a) xs(%b) consts() "
+        "{role = #cg.linearized<[active, fixed]>} : (tensor<f64>) (tensor<3xf64>) () "
+        "-> (tensor<f64>) () {\n"
+        "    ^bb0(%c: tensor<f64>, %x: tensor<f64>):\n"
+        "      %n = prim.mul %c, %x {role = #cg.linearized<[active, fixed]>} : tensor<f64>\n"
+        "      prim.yield %n : tensor<f64>\n"
+        "    }",
+    ),
+    (
+        "cond",
+        "tensor<i1>, tensor<2xf64>",
+        "prim.cond %a, (%b) : tensor<i1>, (tensor<2xf64>) -> (tensor<2xf64>) {\n"
+        "    ^bb0(%x: tensor<2xf64>):\n"
+        "      %s = prim.sin %x : tensor<2xf64>\n"
+        "      prim.yield %s : tensor<2xf64>\n"
+        "    } else {\n"
+        "    ^bb0(%x_1: tensor<2xf64>):\n"
+        "      prim.yield %x_1 : tensor<2xf64>\n"
+        "    }",
+    ),
 ]
 
 

@@ -245,6 +245,12 @@ class Tracer(ArrayOperators):
         )
 
 
+def innermost_trace() -> Trace | None:
+    """The trace being built by the innermost transform running (None outside any)."""
+    stack = _trace_stack()
+    return stack[-1] if stack else None
+
+
 def current_trace(*values: Any) -> Trace | None:
     """The innermost trace among the tracers in `values` (None when there are none)."""
     traces = [v.trace for v in values if isinstance(v, Tracer)]

@@ -57,6 +57,8 @@ SAMPLES: dict[type[prim.PrimOp], tuple[Callable[..., Any], tuple[ArraySpec, ...]
     prim.SliceOp: (lambda x: x[:, 1:], (REAL,)),
     prim.PadOp: (lambda x: td.lax.pad(x, 0.0, [(1, 0, 0), (0, 2, 1)]), (REAL,)),
     prim.ConcatenateOp: (lambda x: tnp.concatenate([x, x], axis=1), (REAL,)),
+    prim.ScanOp: (lambda x: td.lax.scan(lambda c, row: (c * row, c), x[0], x), (REAL,)),
+    prim.CondOp: (lambda x: td.lax.cond(tnp.sum(x) > 0.0, tnp.sin, tnp.cos, x), (REAL,)),
 }
 
 

@@ -16,8 +16,9 @@ from typing import TypeVar
 import numpy as np
 import pytest
 from xdsl.dialects.builtin import ComplexType, TensorType, f32, f64, i1
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
+from tidu_mlir.ad import batch_region
 from tidu_mlir.dialects import prim
 from tidu_mlir.dialects.prim import PrimOp
 
@@ -56,8 +57,33 @@ def _same(kind: str, shape: tuple[int, ...], count: int) -> list[tuple[str, tupl
 
 S23 = (2, 3)
 
+def _scan_with_consts(c: SSAValue, xs: SSAValue, k: SSAValue) -> prim.ScanOp:
+    def body(c: SSAValue, x: SSAValue, k: SSAValue) -> list[Operation]:
+        new = prim.AddOp(prim.MulOp(c, x), prim.SinOp(prim.MulOp(k, c)))
+        return [new, prim.AddOp(new, k)]
+
+    return prim.ScanOp.from_body([c], [xs], [k], 4, body)
+
+
+def _reverse_scan(c: SSAValue, xs: SSAValue) -> prim.ScanOp:
+    return prim.ScanOp.from_body(
+        [c], [xs], [], 4, lambda c, x: [prim.MulOp(c, x), prim.ExpOp(c)], reverse=True
+    )
+
+
+def _cond(p: SSAValue, a: SSAValue, b: SSAValue) -> prim.CondOp:
+    return prim.CondOp.from_branches(
+        p, [a, b], lambda a, b: [prim.MulOp(prim.SinOp(a), b), a], lambda a, b: [b, prim.ExpOp(a)]
+    )
+
+
 CASES: dict[type[PrimOp], list[Sample]] = {
     prim.AddOp: [Sample(prim.AddOp, _same("c128", S23, 2))],
+    prim.ScanOp: [
+        Sample(_scan_with_consts, [("f64", (3,)), ("f64", (4, 3)), ("f64", (3,))]),
+        Sample(_reverse_scan, [("c128", (2,)), ("c128", (4, 2))]),
+    ],
+    prim.CondOp: [Sample(_cond, [("bool", ()), ("f64", S23), ("f64", S23)])],
     prim.SubOp: [Sample(prim.SubOp, _same("f32", S23, 2))],
     prim.MulOp: [Sample(prim.MulOp, _same("c64", S23, 2))],
     prim.NegOp: [Sample(prim.NegOp, _same("c128", S23, 1))],
@@ -157,6 +183,9 @@ class _Context:
     def emit(self, op: OpT) -> OpT:
         self.ops.append(op)
         return op
+
+    def batch_body(self, body: Region, batched: Sequence[bool]) -> tuple[Region, list[bool]]:
+        return batch_region(body, batched, self._size)
 
 
 def _tensor_type(kind: str, shape: Sequence[int]) -> TensorType:

@@ -14,6 +14,7 @@ from tidu_mlir.ad.context import FragmentBuilder, LinearizedGraph, Target
 from tidu_mlir.ad.jvp import linearize
 from tidu_mlir.ad.linearity import verify_linearity, verify_module_linearity
 from tidu_mlir.ad.materialization import KEY_ARG_ATTR, materialize
+from tidu_mlir.ad.regions import batch_region, linearize_region, transpose_region
 from tidu_mlir.ad.transpose import linear_transpose
 from tidu_mlir.ad.unzip import POLICIES, Residual, Unzipped, saved_residuals, unzip
 from tidu_mlir.interfaces import (
@@ -40,10 +41,13 @@ __all__ = [
     "Target",
     "Unzipped",
     "active_mask_of",
+    "batch_region",
     "linear_transpose",
+    "linearize_region",
     "linearize",
     "materialize",
     "saved_residuals",
+    "transpose_region",
     "unzip",
     "verify_linearity",
     "verify_module_linearity",

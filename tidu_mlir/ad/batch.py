@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i1
 from xdsl.ir import Block, Operation, Region, SSAValue
 
-from tidu_mlir.ad.context import Target, check_new_symbol, resolve_target
+from tidu_mlir.ad.context import Target, body_transforms, check_new_symbol, resolve_target
 from tidu_mlir.ad.materialization import default_function_name
 from tidu_mlir.diagnostics import OpError
 from tidu_mlir.dialects.cg import ROLE_ATTR_NAME, Fragment, GraphOp, InputOp, OutputOp, key_spec
@@ -65,6 +65,9 @@ class BatchBuilder:
             op.location = self.source.location
         self.block.add_op(op)
         return op
+
+    def batch_body(self, body: Region, batched: Sequence[bool]) -> tuple[Region, list[bool]]:
+        return body_transforms().batch(body, batched, self._size)
 
     def error(self, detail: str) -> OpError:
         if self.source is None:

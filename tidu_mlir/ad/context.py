@@ -9,7 +9,7 @@ op being differentiated (so diagnostics about derived ops point at the source).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
@@ -32,10 +32,37 @@ from tidu_mlir.dialects.cg import (
     parse_key_spec,
 )
 from tidu_mlir.graph import fragment_output_op, fragment_path, lookup_fragment
-from tidu_mlir.interfaces import ADRuleError, OpT, RuleKind
+from tidu_mlir.interfaces import ADRuleError, LinearizedBody, OpT, RuleKind
 
 Target: TypeAlias = Fragment | tuple[ModuleOp, str]
 """A fragment, or a module and the path of a fragment in it (`@f::@jvp1`)."""
+
+
+@dataclass
+class BodyTransforms:
+    """The engine's transforms of a body region, which the rule contexts offer
+    to the rules of ops with regions (`RuleContext.linearize_body`, ...).
+    `ad.regions` implements them with the passes and registers them here
+    (`register_body_transforms`): the passes' modules import this one, so it
+    cannot import them."""
+
+    linearize: Callable[[Region, Sequence[bool]], LinearizedBody]
+    transpose: Callable[[Region, Sequence[bool]], tuple[Region, list[bool]]]
+    batch: Callable[[Region, Sequence[bool], int], tuple[Region, list[bool]]]
+
+
+_body_transforms: list[BodyTransforms] = []
+
+
+def register_body_transforms(transforms: BodyTransforms) -> None:
+    """Install the body transforms (done once, by `ad.regions` on import)."""
+    _body_transforms[:] = [transforms]
+
+
+def body_transforms() -> BodyTransforms:
+    """The registered body transforms."""
+    assert _body_transforms, "tidu_mlir.ad.regions registers the body transforms on import"
+    return _body_transforms[0]
 
 
 @dataclass
@@ -113,6 +140,12 @@ class FragmentBuilder:
 
     def is_active(self, value: SSAValue) -> bool:
         return value in self.active
+
+    def linearize_body(self, body: Region, active: Sequence[bool]) -> LinearizedBody:
+        return body_transforms().linearize(body, active)
+
+    def transpose_body(self, body: Region, linear: Sequence[bool]) -> tuple[Region, list[bool]]:
+        return body_transforms().transpose(body, linear)
 
     def error(self, detail: str) -> OpError:
         """An `ADRuleError` about the op whose rule is running."""

@@ -16,12 +16,19 @@ from tidu_mlir.interfaces.batchable import (
 from tidu_mlir.interfaces.differentiable import (
     ADRuleError,
     Differentiable,
+    LinearizedBody,
     OpT,
     RuleContext,
     RuleKind,
     active_mask_of,
 )
-from tidu_mlir.interfaces.evaluable import Evaluable, EvaluationError
+from tidu_mlir.interfaces.evaluable import (
+    Evaluable,
+    EvaluationError,
+    coerce_array,
+    evaluate_op,
+    evaluate_ops,
+)
 from tidu_mlir.interfaces.recompute import RecomputeCost
 
 __all__ = [
@@ -32,10 +39,14 @@ __all__ = [
     "Differentiable",
     "Evaluable",
     "EvaluationError",
+    "LinearizedBody",
     "OpT",
     "RecomputeCost",
     "RuleContext",
     "RuleKind",
     "active_mask_of",
     "batched_type",
+    "coerce_array",
+    "evaluate_op",
+    "evaluate_ops",
 ]

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Operation, Region, SSAValue
 
 from tidu_mlir.diagnostics import OpError
 from tidu_mlir.interfaces.differentiable import OpT
@@ -53,6 +53,14 @@ class BatchContext(Protocol):
     def emit(self, op: OpT) -> OpT:
         """Insert `op` at the end of the batched graph (with the location of the
         op being batched); return `op`."""
+        ...
+
+    def batch_body(self, body: Region, batched: Sequence[bool]) -> tuple[Region, list[bool]]:
+        """Batch the body of an op with a region (a loop body): `batched` flags
+        its arguments that carry the batch (a leading axis of extent `size`).
+        Returns the new region and which of its results are batched (a result
+        that depends on no batched argument stays unbatched). The body is left
+        unchanged."""
         ...
 
 

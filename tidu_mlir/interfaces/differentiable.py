@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal, Protocol, TypeVar
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation, Region, SSAValue
 
 from tidu_mlir.diagnostics import OpError
 from tidu_mlir.dialects.cg import role_of
@@ -40,6 +41,26 @@ class ADRuleError(OpError):
         self.op_name: str = op.name
 
 
+@dataclass
+class LinearizedBody:
+    """A body region (block arguments in, a terminator's operands out) split by
+    `RuleContext.linearize_body` into a forward part and a linear part, as
+    `linearize` then `unzip` split a fragment.
+
+    `forward`: the body's arguments in; the body's results, then the residuals
+    out. `residual_arguments[i]`: the index of the body argument that residual
+    `i` is, or None for a value the forward part computes. `linear`: the
+    tangents of the active arguments (in argument order), then the residuals,
+    in; the tangents of the results flagged in `active_results` (those with a
+    non-zero tangent) out.
+    """
+
+    forward: Region
+    residual_arguments: list[int | None]
+    linear: Region
+    active_results: list[bool]
+
+
 class RuleContext(Protocol):
     """What a rule uses to add ops to the fragment being built."""
 
@@ -51,6 +72,20 @@ class RuleContext(Protocol):
     def is_active(self, value: SSAValue) -> bool:
         """Whether `value` is a tangent (linearize) or cotangent (transpose) value
         of the running pass."""
+        ...
+
+    def linearize_body(self, body: Region, active: Sequence[bool]) -> LinearizedBody:
+        """Linearize and unzip the body of an op with a region (a loop body):
+        `active` flags its arguments that have tangents. The body is left
+        unchanged."""
+        ...
+
+    def transpose_body(self, body: Region, linear: Sequence[bool]) -> tuple[Region, list[bool]]:
+        """The transpose of a linear body: `linear` flags the arguments it is
+        linear in (the others are fixed). The new region takes one cotangent per
+        body result (those of results that depend on no linear argument are
+        unused), then the fixed arguments in order, and returns the cotangents
+        of the linear arguments that receive one; the flags say which do."""
         ...
 
 

@@ -10,8 +10,11 @@ Input: functions in the form `prim-bufferize` gives (inputs read with
   external input once per element, computes every member once per element, and
   stores only the values used outside the cluster.
 * Other ops are emitted one at a time (`_EMITTERS`): their kernel
-  (`kernels.KERNELS`, or a BLAS call for large real products), or for `reshape`
-  a view (`memref.reinterpret_cast`) of its operand's buffer.
+  (`kernels.KERNELS`, or a BLAS call for large real products), for `reshape`
+  a view (`memref.reinterpret_cast`) of its operand's buffer, for `scan` one
+  loop calling its body and for `cond` an `scf.if` calling one of its
+  branches, each region outlined into a function (`regions.py`) that this
+  pass then lowers too.
 * A value returned by the function is computed directly into its output buffer
   (destination passing), also through reshapes: a returned reshape of a
   computed value makes that value's buffer a view of the output buffer.
@@ -54,6 +57,7 @@ from tidu_mlir.lowering.fusion import Cluster, plan
 from tidu_mlir.lowering.kernels import KERNELS, constant_element
 from tidu_mlir.lowering.loops import Buffer, Index, LoopBuilder, buffer_memref_type
 from tidu_mlir.lowering.math_library import MathLibrary
+from tidu_mlir.lowering.regions import ScanBuffers, emit_cond, emit_scan, outline_region
 from tidu_mlir.lowering.scalar import Element, ScalarBuilder
 
 ALIGNMENT = 64
@@ -86,6 +90,8 @@ class FunctionLowering:
         self.temporaries: list[SSAValue] = []
         self.products: dict[prim.DotGeneralOp, Product] = {}
         self.folded: set[prim.TransposeOp] = set()
+        self.outlined: list[func.FuncOp] = []
+        """Functions made from the regions of scans and conds, still to be lowered."""
 
     # ----- driver -----------------------------------------------------------
 
@@ -239,6 +245,35 @@ class FunctionLowering:
         typ = prim.tensor_type_of(op.result)
         self.buffers[op.result] = _reshaped(source, typ, self.builder.insertion_point)
 
+    def _emit_scan(self, op: Operation) -> None:
+        """A loop calling the body, outlined into a function (lowered later)."""
+        assert isinstance(op, prim.ScanOp)
+        callee = outline_region(op.body, self.module, self.function, "scan")
+        self.outlined.append(callee)
+        buffers = ScanBuffers(
+            init=[self.buffer_of(v) for v in op.init],
+            xs=[self.buffer_of(v) for v in op.xs],
+            consts=[self.buffer_of(v) for v in op.consts],
+            carries=[self._result_buffer(v) for v in op.carries],
+            spares=[self._alloc(prim.tensor_type_of(v)) for v in op.carries],
+            ys=[self._result_buffer(v) for v in op.ys],
+        )
+        emit_scan(self.loops, self.builder, op, callee, buffers)
+
+    def _emit_cond(self, op: Operation) -> None:
+        """An `scf.if` calling one of the two branches, outlined into functions."""
+        assert isinstance(op, prim.CondOp)
+        on_false = outline_region(op.on_false, self.module, self.function, "cond")
+        on_true = outline_region(op.on_true, self.module, self.function, "cond")
+        self.outlined.extend([on_true, on_false])
+        emit_cond(
+            self.builder,
+            self.buffer_of(op.pred),
+            (on_true, on_false),
+            [self.buffer_of(v) for v in op.args],
+            [self._result_buffer(v) for v in op.outputs],
+        )
+
     def _emit_cluster(self, cluster: Cluster) -> None:
         outputs = {value: self._result_buffer(value) for value in cluster.escaping_values()}
         inputs = self._cluster_inputs(cluster)
@@ -287,6 +322,8 @@ _RECORDERS: dict[type[Operation], Handler] = {prim.ConstantOp: FunctionLowering.
 
 _EMITTERS: dict[type[Operation], Handler] = {
     prim.ReshapeOp: FunctionLowering._emit_reshape,
+    prim.ScanOp: FunctionLowering._emit_scan,
+    prim.CondOp: FunctionLowering._emit_cond,
     **dict.fromkeys(KERNELS, FunctionLowering._emit_kernel),
 }
 """Prim ops emitted one at a time, outside the fused loop nests."""
@@ -294,8 +331,12 @@ _EMITTERS: dict[type[Operation], Handler] = {
 LOWERED_OPS: frozenset[type[Operation]] = frozenset({*_RECORDERS, *FUSED_OPS, *_EMITTERS})
 """Every prim op `convert-prim-to-loops` lowers."""
 
-STRUCTURAL_LOWERINGS: frozenset[type[Operation]] = LOWERED_OPS.difference(ELEMENT_RULES)
-"""The lowered prim ops that are not elementwise (constants, broadcast, reshape, kernels)."""
+STRUCTURAL_LOWERINGS: frozenset[type[Operation]] = LOWERED_OPS.difference(ELEMENT_RULES) | {
+    prim.YieldOp
+}
+"""The lowered prim ops that are not elementwise (constants, broadcast, reshape, kernels,
+scan, cond, and their regions' terminator, which becomes the outlined function's
+`func.return`)."""
 
 
 @dataclass
@@ -350,6 +391,8 @@ class ConvertPrimToLoopsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         library = MathLibrary(op)
-        for function in [f for f in op.ops if isinstance(f, func.FuncOp)]:
-            if not function.is_declaration:
-                FunctionLowering(function, op, library).run()
+        pending = [f for f in op.ops if isinstance(f, func.FuncOp) and not f.is_declaration]
+        while pending:  # the regions of scans and conds are outlined on the way
+            lowering = FunctionLowering(pending.pop(0), op, library)
+            lowering.run()
+            pending.extend(lowering.outlined)

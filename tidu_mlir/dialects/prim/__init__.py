@@ -20,6 +20,7 @@ ones before it:
 6. `elementwise`: the non-linear elementwise ops
 7. `structural`: slice, pad, concatenate, reduce_max
 8. `contraction`: dot_general
+9. `control`: scan (a loop over a body region) and its terminator, yield
 
 Each layer lists its public names in `__all__` and its op classes in `OPS`;
 this module re-exports them and assembles the dialect, so a new op is added
@@ -31,6 +32,7 @@ from xdsl.ir import Dialect
 from tidu_mlir.dialects.prim import (
     base,
     contraction,
+    control,
     core,
     elementwise,
     shapes,
@@ -40,6 +42,7 @@ from tidu_mlir.dialects.prim import (
 )
 from tidu_mlir.dialects.prim.base import *  # noqa: F403
 from tidu_mlir.dialects.prim.contraction import *  # noqa: F403
+from tidu_mlir.dialects.prim.control import *  # noqa: F403
 from tidu_mlir.dialects.prim.core import *  # noqa: F403
 from tidu_mlir.dialects.prim.elementwise import *  # noqa: F403
 from tidu_mlir.dialects.prim.shapes import *  # noqa: F403
@@ -53,10 +56,11 @@ PRIM_OPS: tuple[type[base.PrimOp], ...] = (
     *elementwise.OPS,
     *structural.OPS,
     *contraction.OPS,
+    *control.OPS,
 )
 """Every op of the dialect, layer by layer."""
 
-PRIM = Dialect("prim", list(PRIM_OPS), [])
+PRIM = Dialect("prim", [*PRIM_OPS, *control.TERMINATORS], [])
 
 __all__ = ["PRIM", "PRIM_OPS"]
 __all__ += types.__all__
@@ -67,3 +71,4 @@ __all__ += core.__all__
 __all__ += elementwise.__all__
 __all__ += structural.__all__
 __all__ += contraction.__all__
+__all__ += control.__all__

@@ -1,0 +1,349 @@
+"""`td.lax.scan` and `td.lax.fori_loop`: values and derivatives against a
+Python loop in numpy, finite differences and JAX (skipped without it), and
+the IR staying the same size whatever the trip count."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tidu_mlir as td
+import tidu_mlir.numpy as tnp
+from tidu_mlir import lax
+from tidu_mlir.dialects import prim
+from tidu_mlir.tracing import ArraySpec, trace_function
+
+RNG = np.random.default_rng(7)
+
+
+def rnn_loss(params: dict[str, Any], xs: Any, xp: Any = tnp, scan: Any = lax.scan) -> Any:
+    """A pytree carry (h, s), pytree params closed over, ys, reverse order."""
+
+    def body(carry: Any, x: Any) -> Any:
+        h, s = carry
+        h = xp.tanh(params["W"] @ h + x * params["b"])
+        return (h, s + xp.sum(h**2)), xp.sum(h)
+
+    (h, s), ys = scan(body, (np.zeros(3), 0.0), xs, reverse=True)
+    return s + xp.sum(ys * ys) + xp.sum(h)
+
+
+def rnn_loss_numpy(params: dict[str, np.ndarray], xs: np.ndarray) -> float:
+    h, s, ys = np.zeros(3), 0.0, [0.0] * len(xs)
+    for i in reversed(range(len(xs))):
+        h = np.tanh(params["W"] @ h + xs[i] * params["b"])
+        s += np.sum(h**2)
+        ys[i] = np.sum(h)
+    return float(s + np.sum(np.square(ys)) + np.sum(h))
+
+
+def _params() -> dict[str, np.ndarray]:
+    return {"W": RNG.normal(size=(3, 3)) / 2, "b": RNG.normal(size=3)}
+
+
+def _fd_grad(f: Any, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    flat = x.ravel()
+    out = np.empty_like(flat)
+    for i in range(flat.size):
+        e = np.zeros_like(flat)
+        e[i] = eps
+        out[i] = (f((flat + e).reshape(x.shape)) - f((flat - e).reshape(x.shape))) / (2 * eps)
+    return out.reshape(x.shape)
+
+
+def test_scan_values_match_a_python_loop() -> None:
+    params, xs = _params(), RNG.normal(size=(6, 3))
+    assert float(td.jit(rnn_loss)(params, xs)) == pytest.approx(rnn_loss_numpy(params, xs))
+    assert float(rnn_loss(params, xs)) == pytest.approx(rnn_loss_numpy(params, xs))  # concrete
+
+
+def test_scan_gradient_matches_finite_differences() -> None:
+    params, xs = _params(), RNG.normal(size=(6, 3))
+    grads = td.grad(rnn_loss)(params, xs)
+    for name in params:
+
+        def vary(value: np.ndarray, name: str = name) -> float:
+            return rnn_loss_numpy({**params, name: value}, xs)
+
+        np.testing.assert_allclose(grads[name], _fd_grad(vary, params[name]), atol=1e-7)
+    dxs = td.grad(rnn_loss, argnums=1)(params, xs)
+    np.testing.assert_allclose(dxs, _fd_grad(lambda v: rnn_loss_numpy(params, v), xs), atol=1e-7)
+
+
+def test_scan_jvp_linearize_vjp_and_vmap() -> None:
+    params, xs = _params(), RNG.normal(size=(5, 3))
+    direction = RNG.normal(size=xs.shape)
+    expected = (
+        rnn_loss_numpy(params, xs + 1e-6 * direction)
+        - rnn_loss_numpy(params, xs - 1e-6 * direction)
+    ) / 2e-6
+    _, tangent = td.jvp(lambda v: rnn_loss(params, v), (xs,), (direction,))
+    assert float(tangent) == pytest.approx(expected, rel=1e-6)
+    _, f_jvp = td.linearize(lambda v: rnn_loss(params, v), xs)
+    assert float(f_jvp(direction)) == pytest.approx(expected, rel=1e-6)
+    _, vjp_fn = td.vjp(lambda v: rnn_loss(params, v), xs)
+    (cotangent,) = vjp_fn(np.float64(1.0))
+    assert float(np.sum(cotangent * direction)) == pytest.approx(expected, rel=1e-6)
+    batch = np.stack([xs, 0.5 * xs, -xs])
+    mapped = td.vmap(lambda v: rnn_loss(params, v))(batch)
+    np.testing.assert_allclose(mapped, [rnn_loss_numpy(params, v) for v in batch], rtol=1e-12)
+
+
+def test_hessian_through_scan() -> None:
+    params, xs = _params(), RNG.normal(size=(4, 3))
+
+    def flat(v: Any) -> Any:
+        return rnn_loss(params, tnp.reshape(v, (4, 3)))
+
+    hessian = td.hessian(flat)(xs.ravel())
+
+    def gradient(v: np.ndarray) -> np.ndarray:
+        return _fd_grad(lambda u: rnn_loss_numpy(params, u.reshape(4, 3)), v)
+
+    expected = np.stack(
+        [
+            (gradient(xs.ravel() + 1e-4 * e) - gradient(xs.ravel() - 1e-4 * e)) / 2e-4
+            for e in np.eye(12)
+        ]
+    )
+    np.testing.assert_allclose(hessian, expected, atol=1e-4)
+    np.testing.assert_allclose(hessian, hessian.T, atol=1e-12)
+
+
+def test_nested_scan_and_grad_inside_the_loop() -> None:
+    """A scan in a scan's body, and a gradient taken inside a loop body (the
+    shape of GradBench's `particle`), differentiated again from outside."""
+
+    def inner_energy(p: Any, w: Any) -> Any:
+        return tnp.sum(tnp.sin(p * w) ** 2)
+
+    def simulate(w: Any) -> Any:
+        def step(p: Any, _: Any) -> Any:
+            force = td.grad(inner_energy)(p, w)
+
+            def substep(q: Any, __: Any) -> Any:
+                return q - 0.01 * force + 0.001 * q * q, None
+
+            p, _ = lax.scan(substep, p, None, length=3)
+            return p, tnp.sum(p)
+
+        p, trail = lax.scan(step, np.full(2, 0.5), None, length=5)
+        return tnp.sum(p * p) + tnp.sum(trail)
+
+    def simulate_numpy(w: np.ndarray) -> float:
+        p, trail = np.full(2, 0.5), 0.0
+        for _ in range(5):
+            force = 2 * np.sin(p * w) * np.cos(p * w) * w
+            for _ in range(3):
+                p = p - 0.01 * force + 0.001 * p * p
+            trail += np.sum(p)
+        return float(np.sum(p * p) + trail)
+
+    w = np.array([0.7, -1.3])
+    assert float(td.jit(simulate)(w)) == pytest.approx(simulate_numpy(w))
+    np.testing.assert_allclose(td.grad(simulate)(w), _fd_grad(simulate_numpy, w), atol=1e-7)
+
+
+def test_fori_loop_and_scan_without_xs() -> None:
+    def power_sum(x: Any) -> Any:
+        return lax.fori_loop(2, 7, lambda i, acc: acc * x + i, x)
+
+    def power_sum_numpy(x: float) -> float:
+        acc = x
+        for i in range(2, 7):
+            acc = acc * x + i
+        return acc
+
+    x = np.float64(0.9)
+    assert float(td.jit(power_sum)(x)) == pytest.approx(power_sum_numpy(0.9))
+    assert float(td.grad(power_sum)(x)) == pytest.approx(
+        (power_sum_numpy(0.9 + 1e-6) - power_sum_numpy(0.9 - 1e-6)) / 2e-6, rel=1e-6
+    )
+    final, ys = lax.scan(lambda c, _: (c * 2.0, c), np.float64(1.0), None, length=4)
+    assert float(final) == 16.0
+    np.testing.assert_array_equal(ys, [1.0, 2.0, 4.0, 8.0])
+    empty_final, empty_ys = td.jit(lambda c: lax.scan(lambda c, x: (c + x, c), c, np.ones((0,))))(
+        np.float64(3.0)
+    )
+    assert float(empty_final) == 3.0 and empty_ys.shape == (0,)
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.float32])
+def test_scan_dtypes(dtype: type) -> None:
+    xs = RNG.normal(size=(5, 2)) + (1j * RNG.normal(size=(5, 2)) if dtype is np.complex128 else 0)
+    xs = xs.astype(dtype)
+
+    def f(c: Any, xs: Any) -> Any:
+        return lax.scan(lambda c, x: (c * x + 1.0, c), c, xs)
+
+    c0 = np.ones(2, dtype)
+    final, ys = td.jit(f)(c0, xs)
+    c, expected_ys = c0, []
+    for x in xs:
+        expected_ys.append(c)
+        c = c * x + 1
+    tolerance = 1e-5 if dtype is np.float32 else 1e-12
+    np.testing.assert_allclose(final, c, rtol=tolerance)
+    np.testing.assert_allclose(ys, np.stack(expected_ys), rtol=tolerance)
+    assert final.dtype == dtype and ys.dtype == dtype
+
+
+def test_the_ir_does_not_grow_with_the_trip_count() -> None:
+    """Tracing, the gradient's IR: the same number of ops for 10 and 10⁴ steps."""
+
+    def loss(x: Any, steps: int) -> Any:
+        return tnp.sum(lax.fori_loop(0, steps, lambda i, v: tnp.sin(v) * 0.9 + v, x))
+
+    def op_count(steps: int) -> int:
+        grad_ir = td.ir(lambda v: loss(v, steps), np.ones(3), stage="vjp")
+        return grad_ir.count("prim.")
+
+    assert op_count(10) == op_count(10_000)
+    traced = trace_function(lambda v: loss(v, 10_000), [ArraySpec((3,), np.dtype(np.float64))])
+    assert sum(isinstance(op, prim.ScanOp) for op in traced.graph.walk()) == 1
+
+
+def test_bad_carries_are_named() -> None:
+    x = np.ones(3)
+    with pytest.raises(
+        TypeError, match=r"carry leaf #0 of shape \(\) .* initial carry leaf has shape \(3,\)"
+    ):
+        td.jit(lambda v: lax.scan(lambda c, _: (tnp.sum(c), None), v, None, length=2))(x)
+    with pytest.raises(TypeError, match="structure"):
+        td.jit(lambda v: lax.scan(lambda c, _: ((c, c), None), v, None, length=2))(x)
+    with pytest.raises(TypeError, match="must return a pair"):
+        td.jit(lambda v: lax.scan(lambda c, _: c, v, None, length=2))(x)
+    with pytest.raises(ValueError, match="disagree"):
+        td.jit(lambda v: lax.scan(lambda c, x: (c, x), v, np.ones((4, 3)), length=5))(x)
+    with pytest.raises(ValueError, match="give xs or length"):
+        lax.scan(lambda c, _: (c, None), x, None)
+    with pytest.raises(TypeError, match="fori_loop bounds must be Python ints"):
+        td.jit(lambda v: lax.fori_loop(0, tnp.sum(v), lambda i, c: c, v))(x)
+
+
+def test_against_jax() -> None:
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    jax.config.update("jax_enable_x64", True)
+    params, xs = _params(), RNG.normal(size=(6, 3))
+    ours = td.value_and_grad(rnn_loss)(params, xs)
+    theirs = jax.value_and_grad(lambda p, v: rnn_loss(p, v, xp=jnp, scan=jax.lax.scan))(params, xs)
+    assert float(ours[0]) == pytest.approx(float(theirs[0]))
+    for name in params:
+        np.testing.assert_allclose(ours[1][name], np.asarray(theirs[1][name]), rtol=1e-10)
+
+
+# --------------------------------------------------------------------------
+# cond and switch
+# --------------------------------------------------------------------------
+
+W = np.array([0.3, -0.2])
+
+
+def branchy(x: Any, y: Any, xp: Any = tnp, cond: Any = lax.cond) -> Any:
+    """A traced predicate, a closure in one branch, two operands."""
+    return cond(xp.sum(x) > 0.0, lambda a, b: xp.sin(a) * b + W, lambda a, b: xp.exp(b) * a, x, y)
+
+
+def branchy_numpy(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return np.sin(x) * y + W if np.sum(x) > 0 else np.exp(y) * x
+
+
+@pytest.mark.parametrize("x", [np.array([0.5, 0.2]), np.array([-0.5, 0.2])], ids=["true", "false"])
+def test_cond_values_gradients_and_hessian(x: np.ndarray) -> None:
+    y = np.array([1.5, -0.7])
+    np.testing.assert_allclose(td.jit(branchy)(x, y), branchy_numpy(x, y), rtol=1e-14)
+
+    def loss(u: Any, v: Any) -> Any:
+        return tnp.sum(branchy(u, v) ** 2)
+
+    def loss_numpy(u: np.ndarray, v: np.ndarray) -> float:
+        return float(np.sum(branchy_numpy(u, v) ** 2))
+
+    dx, dy = td.grad(loss, argnums=(0, 1))(x, y)
+    np.testing.assert_allclose(dx, _fd_grad(lambda u: loss_numpy(u, y), x), atol=1e-7)
+    np.testing.assert_allclose(dy, _fd_grad(lambda v: loss_numpy(x, v), y), atol=1e-7)
+    hessian = td.hessian(lambda u: loss(u, y))(x)
+    expected = np.stack(
+        [
+            (
+                _fd_grad(lambda u: loss_numpy(u, y), x + 1e-4 * e)
+                - _fd_grad(lambda u: loss_numpy(u, y), x - 1e-4 * e)
+            )
+            / 2e-4
+            for e in np.eye(2)
+        ]
+    )
+    np.testing.assert_allclose(hessian, expected, atol=1e-4)
+
+
+def test_cond_with_a_batched_predicate_and_inside_a_scan() -> None:
+    xs = np.array([[0.5, 0.2], [-0.5, 0.2], [1.0, -2.0]])
+    y = np.array([1.5, -0.7])
+    mapped = td.vmap(branchy, in_axes=(0, None))(xs, y)
+    np.testing.assert_allclose(mapped, [branchy_numpy(x, y) for x in xs], rtol=1e-14)
+
+    def clipped_walk(x0: Any) -> Any:
+        def step(x: Any, _: Any) -> Any:
+            nxt = lax.cond(x > 1.0, lambda v: v * 0.5, lambda v: v * 1.7 + 0.1, x)
+            return nxt, nxt
+
+        return tnp.sum(lax.scan(step, x0, None, length=6)[1])
+
+    def clipped_walk_numpy(x: float) -> float:
+        total = 0.0
+        for _ in range(6):
+            x = x * 0.5 if x > 1.0 else x * 1.7 + 0.1
+            total += x
+        return total
+
+    x0 = np.float64(0.3)
+    assert float(td.jit(clipped_walk)(x0)) == pytest.approx(clipped_walk_numpy(0.3))
+    assert float(td.grad(clipped_walk)(x0)) == pytest.approx(
+        (clipped_walk_numpy(0.3 + 1e-7) - clipped_walk_numpy(0.3 - 1e-7)) / 2e-7, rel=1e-6
+    )
+
+
+def test_switch_clamps_its_index_and_differentiates() -> None:
+    def pick(i: Any, x: Any) -> Any:
+        return lax.switch(i, [lambda v: v * 2.0, tnp.sin, lambda v: -v], x)
+
+    x = np.array([0.3])
+    for index, value, slope in [
+        (-1.0, 0.6, 2.0),
+        (0.0, 0.6, 2.0),
+        (1.0, np.sin(0.3), np.cos(0.3)),
+        (2.0, -0.3, -1.0),
+        (7.0, -0.3, -1.0),
+    ]:
+        np.testing.assert_allclose(td.jit(pick)(np.float64(index), x), [value], rtol=1e-14)
+        grad = td.grad(lambda v, i=index: tnp.sum(pick(np.float64(i), v)))(x)
+        np.testing.assert_allclose(grad, [slope], rtol=1e-14)
+        assert pick(int(index), x)[0] == pytest.approx(value)  # a static index: one branch
+
+
+def test_cond_bad_input_is_named() -> None:
+    x = np.ones(2)
+    with pytest.raises(TypeError, match="0-d boolean predicate"):
+        td.jit(lambda v: lax.cond(tnp.sum(v), tnp.sin, tnp.cos, v))(x)
+    with pytest.raises(TypeError, match="0-d boolean predicate"):
+        td.jit(lambda v: lax.cond(v > 0.0, tnp.sin, tnp.cos, v))(x)
+    with pytest.raises(TypeError, match=r"output leaf #0: shape \(2,\) .* shape \(\)"):
+        td.jit(lambda v: lax.cond(tnp.sum(v) > 0.0, tnp.sin, tnp.sum, v))(x)
+    with pytest.raises(TypeError, match="different structures"):
+        td.jit(lambda v: lax.cond(tnp.sum(v) > 0.0, lambda a: (a, a), lambda a: a, v))(x)
+    with pytest.raises(TypeError, match="0-d real index"):
+        td.jit(lambda v: lax.switch(v > 0.0, [tnp.sin], v))(x)
+
+
+def test_cond_against_jax() -> None:
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    jax.config.update("jax_enable_x64", True)
+    y = np.array([1.5, -0.7])
+    for x in (np.array([0.5, 0.2]), np.array([-0.5, 0.2])):
+        ours = td.grad(lambda u: tnp.sum(branchy(u, y) ** 3))(x)
+        theirs = jax.grad(lambda u: jnp.sum(branchy(u, y, xp=jnp, cond=jax.lax.cond) ** 3))(x)
+        np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-12)

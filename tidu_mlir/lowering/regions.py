@@ -1,0 +1,210 @@
+"""Ops with regions: `prim.scan` to one loop calling its body, `prim.cond` to
+one branch calling one of its two, each region outlined into a function
+compiled once.
+
+A region becomes a private function `@<parent>__<kind><k>` (`outline_region`,
+kind `scan` or `cond`): its arguments and results are the region's (for a
+scan: carries, slices of `xs`, consts; new carries, slices of `ys`),
+bufferized at once like any tensor function (inputs, then output buffers).
+`convert-prim-to-loops` then lowers it as it lowers every function, so a scan
+nested in the body is outlined in turn; `split-functions` and
+`parallelize-loops` see it as an ordinary function. It is `no_inline`: LLVM
+compiles the body once and keeps a real loop, whatever the trip count (inlined,
+LLVM may unroll a short scan into one copy of the body per iteration).
+
+The scan itself (`emit_scan`), with two buffers per carry that swap roles at
+each iteration (no copy of the carries in the loop):
+
+    memref.copy init -> first          // first: the carry's result buffer if
+    scf.for %k = 0 to length           //   length is even, else the spare one
+        iter_args(%cur = first, %next = second) {
+      %i = %k  (length - 1 - %k with `reverse`)
+      func.call @f__scan0(%cur, xs[%i]..., consts..., %next, ys[%i]...)
+      scf.yield %next, %cur
+    }
+
+so after `length` iterations the last carries are in their result buffers
+(which may be the function's output buffers). A slice `xs[%i]` is a pointer
+computed at run time, which a memref with a static layout cannot express: each
+buffer is cast to `!llvm.ptr` (free after lowering: a memref is its base
+pointer), offset by `%i` times the slice's element count with an `inbounds`
+`llvm.getelementptr`, and cast to the callee's memref type;
+`reconcile-unrealized-casts` removes the casts. Every pointer of the call is a
+distinct buffer or a disjoint slice (the carries' two buffers are distinct),
+as the `noalias` arguments of the callee require.
+
+The loop carries its pointers as loop values, so `parallelize-loops` keeps it
+serial; a scan without carries is a map (iteration `i` reads `xs[i]` and the
+consts, writes only `ys[i]`), whose loop may run in parallel.
+
+A cond (`emit_cond`) loads its predicate and calls one of its two outlined
+branches with its arguments' buffers and its result buffers, in an `scf.if`:
+the results are written where the cond's users read them, no copy.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith, func, llvm, memref, scf
+from xdsl.dialects.builtin import (
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    UnitAttr,
+    UnrealizedConversionCastOp,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import SymbolTable
+
+from tidu_mlir.dialects import prim
+from tidu_mlir.lowering.bufferize import bufferize_function
+from tidu_mlir.lowering.loops import Buffer, LoopBuilder
+from tidu_mlir.lowering.split import NO_INLINE_ATTR
+
+_PTR = llvm.LLVMPointerType()
+
+
+def outline_region(region: Region, module: ModuleOp, parent: func.FuncOp, kind: str) -> func.FuncOp:
+    """Move the body of `region` (ending with `prim.yield`) into a new private,
+    bufferized `no_inline` function `@<parent>__<kind><k>` placed after
+    `parent` (the ops are moved, not copied)."""
+    block = region.block
+    region.detach_block(block)
+    terminator = block.last_op
+    assert isinstance(terminator, prim.YieldOp)
+    results = list(terminator.operands)
+    Rewriter.replace_op(terminator, func.ReturnOp(*results))
+    function = func.FuncOp(
+        _fresh_name(module, f"{parent.sym_name.data}__{kind}"),
+        ([arg.type for arg in block.args], [v.type for v in results]),
+        Region(block),
+        visibility=StringAttr("private"),
+    )
+    function.attributes[NO_INLINE_ATTR] = UnitAttr()
+    module.body.block.insert_op_after(function, parent)
+    bufferize_function(function)
+    return function
+
+
+def _fresh_name(module: ModuleOp, prefix: str) -> str:
+    """`<prefix><k>` for the smallest `k` not taken in `module`."""
+    k = 0
+    while SymbolTable.lookup_symbol(module, f"{prefix}{k}") is not None:
+        k += 1
+    return f"{prefix}{k}"
+
+
+@dataclass(frozen=True)
+class ScanBuffers:
+    """The buffers a scan reads and writes; `spares` holds one extra buffer per
+    carry, of the carry's type (the other half of each swapped pair)."""
+
+    init: Sequence[Buffer]
+    xs: Sequence[Buffer]
+    consts: Sequence[Buffer]
+    carries: Sequence[Buffer]
+    spares: Sequence[Buffer]
+    ys: Sequence[Buffer]
+
+
+def emit_scan(
+    lb: LoopBuilder,
+    b: Builder,
+    scan: prim.ScanOp,
+    callee: func.FuncOp,
+    buffers: ScanBuffers,
+) -> None:
+    """Insert at `b` the loop running `scan` by calls of `callee` (its outlined body)."""
+    length = scan.trip_count
+    even = length % 2 == 0
+    pairs = list(zip(buffers.carries, buffers.spares, strict=True))
+    first = [result if even else spare for result, spare in pairs]
+    second = [spare if even else result for result, spare in pairs]
+    for source, target in zip(buffers.init, first, strict=True):
+        b.insert(memref.CopyOp(source.ref, target.ref))
+    carried = [_pointer(b, buffer) for buffer in (*first, *second)]
+    xs = [(_pointer(b, x), x) for x in buffers.xs]
+    consts = [_pointer(b, c) for c in buffers.consts]
+    ys = [(_pointer(b, y), y) for y in buffers.ys]
+
+    count = len(pairs)
+    block = Block(arg_types=[IndexType(), *(_PTR for _ in carried)])
+    inner = Builder(InsertPoint.at_end(block))
+    current, following = list(block.args[1 : 1 + count]), list(block.args[1 + count :])
+    step = _iteration(lb, inner, block.args[0], length, scan.is_reverse)
+    pointers = [
+        *current,
+        *(_slice(inner, pointer, buffer, step) for pointer, buffer in xs),
+        *consts,
+        *following,
+        *(_slice(inner, pointer, buffer, step) for pointer, buffer in ys),
+    ]
+    types = callee.function_type.inputs.data
+    arguments = [_cast(inner, p, t) for p, t in zip(pointers, types, strict=True)]
+    inner.insert(func.CallOp(callee.sym_name.data, arguments, []))
+    inner.insert(scf.YieldOp(*following, *current))
+    b.insert(scf.ForOp(lb.index(0), lb.index(length), lb.index(1), carried, block))
+
+
+def emit_cond(
+    b: Builder,
+    pred: Buffer,
+    callees: tuple[func.FuncOp, func.FuncOp],
+    args: Sequence[Buffer],
+    results: Sequence[Buffer],
+) -> None:
+    """Insert at `b` the `scf.if` calling the outlined true or false branch on
+    the buffers of the cond's arguments and results."""
+    flag = b.insert(memref.LoadOp.get(pred.ref, [])).res
+    pointers = [_pointer(b, buffer) for buffer in (*args, *results)]
+    regions: list[Region] = []
+    for callee in callees:
+        block = Block()
+        inner = Builder(InsertPoint.at_end(block))
+        types = callee.function_type.inputs.data
+        arguments = [_cast(inner, p, t) for p, t in zip(pointers, types, strict=True)]
+        inner.insert(func.CallOp(callee.sym_name.data, arguments, []))
+        inner.insert(scf.YieldOp())
+        regions.append(Region(block))
+    b.insert(scf.IfOp(flag, [], regions[0], regions[1]))
+
+
+def _iteration(lb: LoopBuilder, b: Builder, k: SSAValue, length: int, reverse: bool) -> SSAValue:
+    """The scanned position of iteration `k`, as an i64: `k`, or `length - 1 - k`."""
+    position = k
+    if reverse:
+        position = b.insert(arith.SubiOp(lb.index(length - 1), k)).result
+    return b.insert(arith.IndexCastOp(position, i64)).result
+
+
+def _pointer(b: Builder, buffer: Buffer) -> SSAValue:
+    """The base pointer of `buffer`."""
+    return b.insert(UnrealizedConversionCastOp.get([buffer.ref], [_PTR])).results[0]
+
+
+def _slice(b: Builder, pointer: SSAValue, buffer: Buffer, position: SSAValue) -> SSAValue:
+    """The pointer to slice `position` (i64) along the leading axis of `buffer`."""
+    typ = buffer.ref.type
+    assert isinstance(typ, MemRefType)
+    elements = math.prod(typ.get_shape()[1:])
+    offset = position
+    if elements != 1:
+        size = b.insert(arith.ConstantOp(IntegerAttr(elements, i64))).result
+        offset = b.insert(arith.MuliOp(position, size)).result
+    gep = llvm.GEPOp(
+        pointer, [llvm.GEP_USE_SSA_VAL], typ.element_type, ssa_indices=[offset], inbounds=True
+    )
+    return b.insert(gep).result
+
+
+def _cast(b: Builder, pointer: SSAValue, typ: Attribute) -> SSAValue:
+    """`pointer` as a memref of type `typ` (a callee's argument)."""
+    return b.insert(UnrealizedConversionCastOp.get([pointer], [typ])).results[0]
