@@ -144,6 +144,19 @@ CASES: list[tuple[str, str, str]] = [
         "      prim.yield %x_1 : tensor<2xf64>\n"
         "    }",
     ),
+    (
+        "while",
+        "tensor<f64>, tensor<f64>",
+        "prim.while init(%a) consts(%b) : (tensor<f64>) (tensor<f64>) -> (tensor<f64>) cond {\n"
+        "    ^bb0(%c: tensor<f64>, %k: tensor<f64>):\n"
+        "      %p = prim.compare lt, %c, %k : tensor<f64>\n"
+        "      prim.yield %p : tensor<i1>\n"
+        "    } do {\n"
+        "    ^bb0(%c_1: tensor<f64>, %k_1: tensor<f64>):\n"
+        "      %n = prim.add %c_1, %c_1 : tensor<f64>\n"
+        "      prim.yield %n : tensor<f64>\n"
+        "    }",
+    ),
 ]
 
 

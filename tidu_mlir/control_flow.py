@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from xdsl.dialects.builtin import TensorType, i1
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from tidu_mlir.dialects import cg, prim
@@ -37,9 +38,9 @@ from tidu_mlir.tracing import (
     innermost_trace,
     trace_function,
 )
-from tidu_mlir.tree_util import PyTreeDef, tree_flatten, tree_unflatten
+from tidu_mlir.tree_util import PyTreeDef, tree_flatten, tree_structure, tree_unflatten
 
-__all__ = ["cond", "fori_loop", "scan", "switch"]
+__all__ = ["cond", "fori_loop", "scan", "switch", "while_loop"]
 
 
 def scan(
@@ -97,6 +98,43 @@ def fori_loop(lower: int, upper: int, body_fun: Callable[[Any, Any], Any], init_
     start = np.float64(int(lower))
     (_, final), _ = scan(step, (start, init_val), None, length=max(int(upper) - int(lower), 0))
     return final
+
+
+def while_loop(
+    cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any
+) -> Any:
+    """`jax.lax.while_loop`: `val = body_fun(val)` while `cond_fun(val)`; the
+    final `val` (a pytree). `cond_fun` returns a 0-d boolean. Forward-mode
+    derivatives (`jvp`, `jacfwd`) go through it; reverse mode does not yet
+    (a clear error), as in JAX."""
+    outer = innermost_trace()
+    if outer is None:
+        return _run_concrete_while(cond_fun, body_fun, init_val)
+    leaves, tree = tree_flatten(init_val)
+    carries = [_operand(outer, leaf) for leaf in leaves]
+    specs = [_spec(c) for c in carries]
+    before = _BranchTrace(cond_fun, tree_structure((init_val,)))
+    body = _BodyTrace(lambda c, _: (body_fun(c), None), tree, tree_structure(None), specs)
+    traced_cond = trace_function(before, specs, "cond")
+    traced_body = trace_function(body, specs, "body")
+    predicate = fragment_outputs(traced_cond.graph)
+    if len(predicate) != 1 or predicate[0].type != TensorType(i1, []):
+        got = ", ".join(str(v.type) for v in predicate)
+        raise TypeError(f"while_loop's cond_fun must return a 0-d boolean, got {got}")
+    bound_cond, bound_body = (_bound_values(outer, t) for t in (traced_cond, traced_body))
+    values = [*(c.value for c in carries), *bound_cond, *bound_body]
+    types = [v.type for v in values]
+    own = len(carries)
+    cond_positions = range(own + len(bound_cond))
+    body_positions = [*range(own), *range(own + len(bound_cond), len(values))]
+    op = prim.WhileOp(
+        values[:own],
+        values[own:],
+        _region_of(traced_cond, types, cond_positions),
+        _region_of(traced_body, types, body_positions),
+    )
+    outer.emit(op)
+    return tree_unflatten(tree, [Tracer(v, outer) for v in op.carries])
 
 
 def cond(
@@ -312,6 +350,22 @@ def _region_of(
         block.add_op(op)
     block.add_op(prim.YieldOp(yielded))
     return Region(block)
+
+
+def _run_concrete_while(
+    cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any
+) -> Any:
+    """`while_loop` on concrete values: traced, then run by the reference evaluator."""
+    leaves, tree = tree_flatten(init_val)
+
+    def whole(*values: Tracer) -> list[Any]:
+        final = while_loop(cond_fun, body_fun, tree_unflatten(tree, values))
+        return tree_flatten(final)[0]
+
+    traced = trace_function(whole, [_spec(a) for a in leaves], "while")
+    bound = [array for array, _ in traced.captured]
+    results = evaluate_fragment(traced.graph, [*(np.asarray(a) for a in leaves), *bound])
+    return tree_unflatten(tree, results)
 
 
 def _run_concrete(

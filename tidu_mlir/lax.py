@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from tidu_mlir.control_flow import cond, fori_loop, scan, switch
+from tidu_mlir.control_flow import cond, fori_loop, scan, switch, while_loop
 from tidu_mlir.dialects import prim
 from tidu_mlir.tracing import TRACEABLE_DTYPES, Trace, Tracer, constant, current_trace, emit
 
-__all__ = ["complex", "cond", "fori_loop", "pad", "scan", "switch"]
+__all__ = ["complex", "cond", "fori_loop", "pad", "scan", "switch", "while_loop"]
 
 
 def _operand(trace: Trace, value: Any) -> Tracer:

@@ -347,3 +347,58 @@ def test_cond_against_jax() -> None:
         ours = td.grad(lambda u: tnp.sum(branchy(u, y) ** 3))(x)
         theirs = jax.grad(lambda u: jnp.sum(branchy(u, y, xp=jnp, cond=jax.lax.cond) ** 3))(x)
         np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-12)
+
+
+# --------------------------------------------------------------------------
+# while_loop
+# --------------------------------------------------------------------------
+
+
+def newton_sqrt(a: Any) -> Any:
+    """Newton's iterations for sqrt(a) to convergence, counting the steps."""
+
+    def keep_going(state: Any) -> Any:
+        x, _ = state
+        return tnp.abs(x * x - a) > 1e-12
+
+    def step(state: Any) -> Any:
+        x, count = state
+        return 0.5 * (x + a / x), count + 1.0
+
+    return lax.while_loop(keep_going, step, (a, 0.0))
+
+
+def newton_sqrt_numpy(a: float) -> tuple[float, int]:
+    x, count = a, 0
+    while abs(x * x - a) > 1e-12:
+        x, count = 0.5 * (x + a / x), count + 1
+    return x, count
+
+
+def test_while_loop_values_and_trip_counts() -> None:
+    for a in (2.0, 7.0, 100.0):
+        root, count = td.jit(newton_sqrt)(np.float64(a))
+        expected_root, expected_count = newton_sqrt_numpy(a)
+        assert float(root) == expected_root and float(count) == expected_count
+    root, count = newton_sqrt(np.float64(7.0))  # concrete: traced, then evaluated
+    assert (float(root), float(count)) == newton_sqrt_numpy(7.0)
+
+
+def test_while_loop_forward_mode_and_vmap_with_per_example_trip_counts() -> None:
+    a = np.float64(7.0)
+    _, tangent = td.jvp(lambda v: newton_sqrt(v)[0], (a,), (np.float64(1.0),))
+    assert float(tangent) == pytest.approx(0.5 / np.sqrt(7.0), rel=1e-10)
+    jacobian = td.jacfwd(lambda v: newton_sqrt(v)[0])(a)
+    assert float(jacobian) == pytest.approx(0.5 / np.sqrt(7.0), rel=1e-10)
+    batch = np.array([2.0, 7.0, 100.0])
+    roots, counts = td.vmap(newton_sqrt)(batch)
+    expected = [newton_sqrt_numpy(v) for v in batch]
+    np.testing.assert_array_equal(roots, [r for r, _ in expected])
+    np.testing.assert_array_equal(counts, [c for _, c in expected])
+
+
+def test_while_loop_reverse_mode_is_refused_clearly() -> None:
+    with pytest.raises(Exception, match="reverse mode .* through a while loop is not supported"):
+        td.grad(lambda v: newton_sqrt(v)[0])(np.float64(7.0))
+    with pytest.raises(TypeError, match="cond_fun must return a 0-d boolean"):
+        td.jit(lambda v: lax.while_loop(lambda s: s > 0.0, lambda s: s - 1.0, v))(np.ones(2))

@@ -59,6 +59,7 @@ SAMPLES: dict[type[prim.PrimOp], tuple[Callable[..., Any], tuple[ArraySpec, ...]
     prim.ConcatenateOp: (lambda x: tnp.concatenate([x, x], axis=1), (REAL,)),
     prim.ScanOp: (lambda x: td.lax.scan(lambda c, row: (c * row, c), x[0], x), (REAL,)),
     prim.CondOp: (lambda x: td.lax.cond(tnp.sum(x) > 0.0, tnp.sin, tnp.cos, x), (REAL,)),
+    prim.WhileOp: (lambda x: td.lax.while_loop(lambda v: tnp.sum(v) > 1.0, tnp.sin, x), (REAL,)),
 }
 
 

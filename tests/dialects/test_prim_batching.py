@@ -77,6 +77,19 @@ def _cond(p: SSAValue, a: SSAValue, b: SSAValue) -> prim.CondOp:
     )
 
 
+def _while(c: SSAValue, k: SSAValue) -> prim.WhileOp:
+    """Halve c (2x3) while its sum exceeds the sum of k (a const, positive: the
+    loop ends)."""
+
+    def before(c: SSAValue, k: SSAValue) -> list[Operation]:
+        return [prim.CompareOp("gt", prim.ReduceSumOp(c, [0, 1]), prim.ReduceSumOp(k, [0, 1]))]
+
+    def body(c: SSAValue, k: SSAValue) -> list[Operation]:
+        return [prim.MulOp(c, prim.ConstantOp.from_value(np.full((2, 3), 0.5)))]
+
+    return prim.WhileOp.from_regions([c], [k], before, body)
+
+
 CASES: dict[type[PrimOp], list[Sample]] = {
     prim.AddOp: [Sample(prim.AddOp, _same("c128", S23, 2))],
     prim.ScanOp: [
@@ -84,6 +97,7 @@ CASES: dict[type[PrimOp], list[Sample]] = {
         Sample(_reverse_scan, [("c128", (2,)), ("c128", (4, 2))]),
     ],
     prim.CondOp: [Sample(_cond, [("bool", ()), ("f64", S23), ("f64", S23)])],
+    prim.WhileOp: [Sample(_while, [("pos", S23), ("pos", S23)])],
     prim.SubOp: [Sample(prim.SubOp, _same("f32", S23, 2))],
     prim.MulOp: [Sample(prim.MulOp, _same("c64", S23, 2))],
     prim.NegOp: [Sample(prim.NegOp, _same("c128", S23, 1))],

@@ -66,7 +66,7 @@ def test_op_class_is_complete(op_class: type[PrimOp]) -> None:
 
 def test_contractions_and_reductions_are_saved_not_recomputed() -> None:
     expensive = {k for k in prim.PRIM_OPS if not k.get_trait(RecomputeCost).cheap}
-    loops = {prim.ScanOp, prim.CondOp}  # their cost is their regions'
+    loops = {prim.ScanOp, prim.CondOp, prim.WhileOp}  # their cost is their regions'
     assert expensive == {prim.DotGeneralOp, prim.ReduceSumOp, prim.ReduceMaxOp, *loops}
 
 
@@ -147,6 +147,16 @@ CASES: dict[type[PrimOp], tuple[Build, Sequence[np.ndarray], dict[str, Any]]] = 
             "reverse": True,
             "y_shapes": [],
         },
+    ),
+    prim.WhileOp: (
+        lambda c: prim.WhileOp.from_regions(
+            [c],
+            [],
+            lambda c: [prim.CompareOp("gt", prim.ReduceSumOp(c, [0]), prim.ReduceSumOp(c, [0]))],
+            lambda c: [prim.SinOp(c)],
+        ),
+        (X3,),
+        {"carries": 1, "cond": lambda c: [False], "body": lambda c: [np.sin(c)]},
     ),
     prim.CondOp: (
         lambda p, a, b: prim.CondOp.from_branches(

@@ -57,7 +57,9 @@ def verify_linearity(fragment: LinearOp) -> set[SSAValue]:
         if not isinstance(op, Differentiable):
             raise OpError(f"'{op.name}' has no AD rules, so it is not known to be linear", op)
         if not op.is_linear_in(mask):
-            raise OpError(f"'{op.name}' is not linear in {_operand_list(mask)}", op)
+            note = op.nonlinearity_note()
+            detail = f": {note}" if note else ""
+            raise OpError(f"'{op.name}' is not linear in {_operand_list(mask)}{detail}", op)
         dependent.update(op.results)
     return dependent
 

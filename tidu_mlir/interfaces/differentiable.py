@@ -115,6 +115,12 @@ class Differentiable(ABC):
         """Whether the op is linear in the operands flagged active, jointly
         (e.g. mul: exactly one active; add: any; exp: none)."""
 
+    def nonlinearity_note(self) -> str | None:
+        """Why the op is not linear although its role marks operands active (an
+        op whose JVP is not separable, like a while loop's), added to the error
+        of the linearity check; None for none."""
+        return None
+
     @classmethod
     @abstractmethod
     def accumulate(cls, lhs: SSAValue, rhs: SSAValue) -> Operation:

@@ -12,9 +12,9 @@ Input: functions in the form `prim-bufferize` gives (inputs read with
 * Other ops are emitted one at a time (`_EMITTERS`): their kernel
   (`kernels.KERNELS`, or a BLAS call for large real products), for `reshape`
   a view (`memref.reinterpret_cast`) of its operand's buffer, for `scan` one
-  loop calling its body and for `cond` an `scf.if` calling one of its
-  branches, each region outlined into a function (`regions.py`) that this
-  pass then lowers too.
+  loop calling its body, for `cond` an `scf.if` calling one of its
+  branches, for `while` an `scf.while` calling its cond and body, each region
+  outlined into a function (`regions.py`) that this pass then lowers too.
 * A value returned by the function is computed directly into its output buffer
   (destination passing), also through reshapes: a returned reshape of a
   computed value makes that value's buffer a view of the output buffer.
@@ -44,6 +44,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnitAttr,
     UnrealizedConversionCastOp,
+    i1,
 )
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -57,7 +58,14 @@ from tidu_mlir.lowering.fusion import Cluster, plan
 from tidu_mlir.lowering.kernels import KERNELS, constant_element
 from tidu_mlir.lowering.loops import Buffer, Index, LoopBuilder, buffer_memref_type
 from tidu_mlir.lowering.math_library import MathLibrary
-from tidu_mlir.lowering.regions import ScanBuffers, emit_cond, emit_scan, outline_region
+from tidu_mlir.lowering.regions import (
+    ScanBuffers,
+    WhileBuffers,
+    emit_cond,
+    emit_scan,
+    emit_while,
+    outline_region,
+)
 from tidu_mlir.lowering.scalar import Element, ScalarBuilder
 
 ALIGNMENT = 64
@@ -274,6 +282,23 @@ class FunctionLowering:
             [self._result_buffer(v) for v in op.outputs],
         )
 
+    def _emit_while(self, op: Operation) -> None:
+        """An `scf.while` calling the cond and the body, outlined into functions."""
+        assert isinstance(op, prim.WhileOp)
+        body = outline_region(op.body, self.module, self.function, "while")
+        before = outline_region(op.before, self.module, self.function, "while")
+        self.outlined.extend([before, body])
+        carry_types = [prim.tensor_type_of(v) for v in op.carries]
+        buffers = WhileBuffers(
+            init=[self.buffer_of(v) for v in op.init],
+            consts=[self.buffer_of(v) for v in op.consts],
+            carries=[self._result_buffer(v) for v in op.carries],
+            current=[self._alloc(t) for t in carry_types],
+            following=[self._alloc(t) for t in carry_types],
+            flag=self._alloc(TensorType(i1, [])),
+        )
+        emit_while(self.builder, (before, body), buffers)
+
     def _emit_cluster(self, cluster: Cluster) -> None:
         outputs = {value: self._result_buffer(value) for value in cluster.escaping_values()}
         inputs = self._cluster_inputs(cluster)
@@ -324,6 +349,7 @@ _EMITTERS: dict[type[Operation], Handler] = {
     prim.ReshapeOp: FunctionLowering._emit_reshape,
     prim.ScanOp: FunctionLowering._emit_scan,
     prim.CondOp: FunctionLowering._emit_cond,
+    prim.WhileOp: FunctionLowering._emit_while,
     **dict.fromkeys(KERNELS, FunctionLowering._emit_kernel),
 }
 """Prim ops emitted one at a time, outside the fused loop nests."""
@@ -335,7 +361,7 @@ STRUCTURAL_LOWERINGS: frozenset[type[Operation]] = LOWERED_OPS.difference(ELEMEN
     prim.YieldOp
 }
 """The lowered prim ops that are not elementwise (constants, broadcast, reshape, kernels,
-scan, cond, and their regions' terminator, which becomes the outlined function's
+scan, cond, while, and their regions' terminator, which becomes the outlined function's
 `func.return`)."""
 
 
@@ -392,7 +418,7 @@ class ConvertPrimToLoopsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         library = MathLibrary(op)
         pending = [f for f in op.ops if isinstance(f, func.FuncOp) and not f.is_declaration]
-        while pending:  # the regions of scans and conds are outlined on the way
+        while pending:  # the regions of scans, conds and whiles are outlined on the way
             lowering = FunctionLowering(pending.pop(0), op, library)
             lowering.run()
             pending.extend(lowering.outlined)

@@ -40,6 +40,12 @@ consts, writes only `ys[i]`), whose loop may run in parallel.
 A cond (`emit_cond`) loads its predicate and calls one of its two outlined
 branches with its arguments' buffers and its result buffers, in an `scf.if`:
 the results are written where the cond's users read them, no copy.
+
+A while loop (`emit_while`) is an `scf.while` whose before region calls the
+outlined cond (writing the predicate into a one-byte buffer) and whose after
+region calls the outlined body; the carries swap between two temporary
+buffers, and the last ones are copied into the result buffers (the trip
+count, hence which buffer holds them, is known only at run time).
 """
 
 from __future__ import annotations
@@ -169,12 +175,59 @@ def emit_cond(
     for callee in callees:
         block = Block()
         inner = Builder(InsertPoint.at_end(block))
-        types = callee.function_type.inputs.data
-        arguments = [_cast(inner, p, t) for p, t in zip(pointers, types, strict=True)]
-        inner.insert(func.CallOp(callee.sym_name.data, arguments, []))
+        _call(inner, callee, pointers)
         inner.insert(scf.YieldOp())
         regions.append(Region(block))
     b.insert(scf.IfOp(flag, [], regions[0], regions[1]))
+
+
+@dataclass(frozen=True)
+class WhileBuffers:
+    """The buffers a while loop reads and writes: `current` and `following`
+    hold the carries in turn (both temporaries), `flag` the predicate."""
+
+    init: Sequence[Buffer]
+    consts: Sequence[Buffer]
+    carries: Sequence[Buffer]
+    current: Sequence[Buffer]
+    following: Sequence[Buffer]
+    flag: Buffer
+
+
+def emit_while(b: Builder, callees: tuple[func.FuncOp, func.FuncOp], buffers: WhileBuffers) -> None:
+    """Insert at `b` the `scf.while` running a `prim.while` by calls of its
+    outlined cond and body: the carries swap between two buffers each
+    iteration, and the last ones are copied into the result buffers."""
+    cond_fn, body_fn = callees
+    for source, target in zip(buffers.init, buffers.current, strict=True):
+        b.insert(memref.CopyOp(source.ref, target.ref))
+    carried = [_pointer(b, buffer) for buffer in (*buffers.current, *buffers.following)]
+    consts = [_pointer(b, c) for c in buffers.consts]
+    flag = _pointer(b, buffers.flag)
+    count = len(buffers.current)
+
+    before = Block(arg_types=[_PTR for _ in carried])
+    inner = Builder(InsertPoint.at_end(before))
+    _call(inner, cond_fn, [*before.args[:count], *consts, flag])
+    value = inner.insert(memref.LoadOp.get(buffers.flag.ref, [])).res
+    inner.insert(scf.ConditionOp(value, *before.args))
+
+    after = Block(arg_types=[_PTR for _ in carried])
+    inner = Builder(InsertPoint.at_end(after))
+    current, following = list(after.args[:count]), list(after.args[count:])
+    _call(inner, body_fn, [*current, *consts, *following])
+    inner.insert(scf.YieldOp(*following, *current))
+
+    loop = b.insert(scf.WhileOp(carried, [_PTR for _ in carried], [before], [after]))
+    for pointer, result in zip(loop.results[:count], buffers.carries, strict=True):
+        b.insert(memref.CopyOp(_cast(b, pointer, result.ref.type), result.ref))
+
+
+def _call(b: Builder, callee: func.FuncOp, pointers: Sequence[SSAValue]) -> None:
+    """Call `callee` on `pointers`, each cast to its argument type."""
+    types = callee.function_type.inputs.data
+    arguments = [_cast(b, p, t) for p, t in zip(pointers, types, strict=True)]
+    b.insert(func.CallOp(callee.sym_name.data, arguments, []))
 
 
 def _iteration(lb: LoopBuilder, b: Builder, k: SSAValue, length: int, reverse: bool) -> SSAValue:

@@ -1,4 +1,5 @@
-"""`lower-scf-to-cf`: `scf.for` / `scf.if` to blocks and `cf` branches in linear time.
+"""`lower-scf-to-cf`: `scf.for` / `scf.if` / `scf.while` to blocks and `cf`
+branches in linear time.
 
 xDSL's `convert-scf-to-cf` splits the enclosing block at every structured op
 (`Block.split_before`), which re-parents every op after it and looks the block
@@ -13,7 +14,9 @@ The result has MLIR's shape: `scf.for` becomes a header block taking the
 induction variable and the carried values (`arith.cmpi slt` + `cf.cond_br`), the
 body blocks (the last one steps the variable and branches back) and an exit
 block; `scf.if` becomes a `cf.cond_br` to its regions, which branch to a
-continuation block whose arguments are the results.
+continuation block whose arguments are the results; `scf.while` becomes its
+before block (a `cf.cond_br` to the after block or the exit block), its after
+block (branching back) and an exit block taking the results.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
-_UNSUPPORTED = (scf.WhileOp, scf.IndexSwitchOp, scf.ParallelOp)
+_UNSUPPORTED = (scf.IndexSwitchOp, scf.ParallelOp)
 
 
 @dataclass
@@ -49,6 +52,8 @@ class _Flattener:
                 current = self._lower_for(op, current)
             elif isinstance(op, scf.IfOp):
                 current = self._lower_if(op, current)
+            elif isinstance(op, scf.WhileOp):
+                current = self._lower_while(op, current)
             elif isinstance(op, _UNSUPPORTED):
                 raise DiagnosticException(f"lower-scf-to-cf: '{op.name}' is not lowered")
             elif current is not source:
@@ -102,6 +107,32 @@ class _Flattener:
         Rewriter.replace_op(branch, [], join.args)
         return join
 
+    def _lower_while(self, loop: scf.WhileOp, current: Block) -> Block:
+        """`loop` as its before block (ending in a conditional branch to the after
+        block or the exit), its after block (branching back) and an exit block
+        taking the results; the exit block."""
+        region = _region_of(current)
+        before, after = loop.before_region.block, loop.after_region.block
+        loop.before_region.detach_block(before)
+        loop.after_region.detach_block(after)
+        exit_block = Block(arg_types=loop.result_types)
+        region.insert_block_after(before, current)
+        last_before = self.lower_ops(before, before)
+        region.insert_block_after(after, last_before)
+        last_after = self.lower_ops(after, after)
+        region.insert_block_after(exit_block, last_after)
+        condition = last_before.last_op
+        assert isinstance(condition, scf.ConditionOp)
+        args = condition.args
+        branch = cf.ConditionalBranchOp(condition.condition, after, args, exit_block, args)
+        Rewriter.replace_op(condition, branch)
+        yielded = last_after.last_op
+        assert isinstance(yielded, scf.YieldOp)
+        Rewriter.replace_op(yielded, cf.BranchOp(before, *yielded.operands))
+        _terminate(current, loop, cf.BranchOp(before, *loop.arguments))
+        Rewriter.replace_op(loop, [], exit_block.args)
+        return exit_block
+
 
 def _terminate(current: Block, structured: Operation, branch: Operation) -> None:
     """End `current` with `branch`: right before `structured` when that is still in
@@ -119,7 +150,7 @@ def _region_of(block: Block) -> Region:
 
 
 def lower_structured_control_flow(root: Operation) -> int:
-    """Lower the `scf.for` / `scf.if` ops in the regions of `root`'s top-level ops
+    """Lower the `scf.for` / `scf.if` / `scf.while` ops in the regions of `root`'s top-level ops
     (functions), in place; the number of ops moved between blocks."""
     flattener = _Flattener()
     for top in root.regions[0].block.ops if root.regions else ():
@@ -131,7 +162,8 @@ def lower_structured_control_flow(root: Operation) -> int:
 
 @dataclass(frozen=True)
 class LowerScfToCfPass(ModulePass):
-    """Lower `scf.for` and `scf.if` to blocks and branches, in one linear sweep."""
+    """Lower `scf.for`, `scf.if` and `scf.while` to blocks and branches, in one
+    linear sweep."""
 
     name = "lower-scf-to-cf"
 
