@@ -101,12 +101,25 @@ def fori_loop(lower: int, upper: int, body_fun: Callable[[Any, Any], Any], init_
 
 
 def while_loop(
-    cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any
+    cond_fun: Callable[[Any], Any],
+    body_fun: Callable[[Any], Any],
+    init_val: Any,
+    *,
+    max_steps: int | None = None,
 ) -> Any:
     """`jax.lax.while_loop`: `val = body_fun(val)` while `cond_fun(val)`; the
-    final `val` (a pytree). `cond_fun` returns a 0-d boolean. Forward-mode
-    derivatives (`jvp`, `jacfwd`) go through it; reverse mode does not yet
-    (a clear error), as in JAX."""
+    final `val` (a pytree). `cond_fun` returns a 0-d boolean.
+
+    Without `max_steps` it is a `prim.while`: the trip count is free, forward
+    mode (`jvp`, `jacfwd`) goes through it, reverse mode raises (as in JAX).
+    With `max_steps` (a tidu extension) it is a `scan` of `max_steps` steps,
+    each `cond(cond_fun(val), body_fun, identity, val)`: the body runs only
+    while `cond_fun` holds, and reverse mode (`grad`, `vjp`) goes through it,
+    the residuals of every step stored (memory bounded by `max_steps`). If
+    `cond_fun` still holds after `max_steps` steps, every leaf of the result
+    is NaN: never a silently truncated loop."""
+    if max_steps is not None:
+        return _bounded_while(cond_fun, body_fun, init_val, int(max_steps))
     outer = innermost_trace()
     if outer is None:
         return _run_concrete_while(cond_fun, body_fun, init_val)
@@ -135,6 +148,26 @@ def while_loop(
     )
     outer.emit(op)
     return tree_unflatten(tree, [Tracer(v, outer) for v in op.carries])
+
+
+def _bounded_while(
+    cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any, max_steps: int
+) -> Any:
+    """`while_loop` with `max_steps`: a scan of conditional steps, NaN past the bound."""
+    if max_steps < 0:
+        raise ValueError(f"while_loop: max_steps must be non-negative, got {max_steps}")
+
+    def step(val: Any, _: None) -> tuple[Any, None]:
+        return cond(cond_fun(val), body_fun, lambda v: v, val), None
+
+    final, _ = scan(step, init_val, None, length=max_steps)
+    poisoned = cond(cond_fun(final), _nan_like, lambda v: v, final)
+    return poisoned
+
+
+def _nan_like(value: Any) -> Any:
+    leaves, tree = tree_flatten(value)
+    return tree_unflatten(tree, [leaf * np.nan for leaf in leaves])
 
 
 def cond(

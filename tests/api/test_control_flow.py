@@ -402,3 +402,37 @@ def test_while_loop_reverse_mode_is_refused_clearly() -> None:
         td.grad(lambda v: newton_sqrt(v)[0])(np.float64(7.0))
     with pytest.raises(TypeError, match="cond_fun must return a 0-d boolean"):
         td.jit(lambda v: lax.while_loop(lambda s: s > 0.0, lambda s: s - 1.0, v))(np.ones(2))
+
+
+def bounded_root(a: Any, max_steps: int = 50) -> Any:
+    """Newton's sqrt(a) as a while loop with a step bound: reverse mode works."""
+    return lax.while_loop(
+        lambda x: tnp.abs(x * x - a) > 1e-12, lambda x: 0.5 * (x + a / x), a, max_steps=max_steps
+    )
+
+
+def test_while_loop_with_max_steps_differentiates_in_reverse() -> None:
+    """The gradient of a loop whose trip count depends on the data equals the
+    analytic one and that of the same iterations unrolled by hand."""
+    for a in (2.0, 7.0, 100.0):
+        _, count = newton_sqrt_numpy(a)
+
+        def unrolled(v: Any, steps: int = count) -> Any:
+            x = v
+            for _ in range(steps):
+                x = 0.5 * (x + v / x)
+            return x
+
+        grad = float(td.grad(bounded_root)(np.float64(a)))
+        assert grad == pytest.approx(float(td.grad(unrolled)(np.float64(a))), rel=1e-12)
+        assert grad == pytest.approx(0.5 / np.sqrt(a), rel=1e-10)
+    hessian = float(td.hessian(bounded_root)(np.float64(7.0)))
+    assert hessian == pytest.approx(-0.25 * 7.0**-1.5, rel=1e-8)
+    batch = np.array([2.0, 7.0, 100.0])
+    np.testing.assert_allclose(td.vmap(td.grad(bounded_root))(batch), 0.5 / np.sqrt(batch))
+
+
+def test_while_loop_past_max_steps_is_nan_not_a_truncated_result() -> None:
+    assert np.isnan(td.jit(lambda a: bounded_root(a, 3))(np.float64(7.0)))
+    assert np.isnan(td.grad(lambda a: bounded_root(a, 3))(np.float64(7.0)))
+    assert float(td.jit(bounded_root)(np.float64(7.0))) == pytest.approx(np.sqrt(7.0))

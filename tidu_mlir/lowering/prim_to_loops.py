@@ -203,7 +203,8 @@ class FunctionLowering:
         """Splats are inlined as scalars where used, others become globals on first use."""
         assert isinstance(op, prim.ConstantOp)
         array = op.to_array()
-        if array.size and bool(np.all(array == array.flat[0])):
+        splat = np.full_like(array, array.flat[0]) if array.size else array
+        if array.size and np.array_equal(array, splat, equal_nan=True):  # NaN splats too
             self.splats[op.result] = complex(array.flat[0])
         else:
             self.constants[op.result] = op
