@@ -5,10 +5,12 @@
 functions to write traced functions with; `td.lax` the primitive-level
 functions numpy has no name for; `td.tree_util` the pytree functions (the
 transforms take and return pytrees of arrays: dicts, lists, tuples,
-namedtuples, registered classes).
+namedtuples, registered classes). `td.config` holds the cache bounds
+(`td.config.update("compile_cache_size", 64)`), `td.clear_caches()` empties
+every cache.
 """
 
-from tidu_mlir import lax, tree_util
+from tidu_mlir import config, lax, tree_util
 from tidu_mlir.api import (
     checkpoint,
     grad,
@@ -27,10 +29,13 @@ from tidu_mlir.api import (
     vjp,
     vmap,
 )
+from tidu_mlir.config import clear_caches
 from tidu_mlir.draw import draw
 
 __all__ = [
     "checkpoint",
+    "clear_caches",
+    "config",
     "draw",
     "grad",
     "hessian",

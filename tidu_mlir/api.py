@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import functools
 import inspect
-import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 import numpy as np
 from xdsl.dialects.builtin import DictionaryAttr
@@ -34,6 +33,7 @@ from tidu_mlir import ad
 from tidu_mlir import numpy as tnp
 from tidu_mlir.ad.linear_function import linear_fragment_from_graph
 from tidu_mlir.ad.unzip import policy_named
+from tidu_mlir.config import WeakOwnerCache
 from tidu_mlir.diagnostics import OpError
 from tidu_mlir.dialects.cg import ROLE_ATTR_NAME, InputKey, KeyAttr, LinearOp, key_spec
 from tidu_mlir.dialects.prim import AddOp
@@ -136,24 +136,26 @@ class _Stage(Protocol):
 
 StageT = TypeVar("StageT", bound=_Stage)
 
-_STAGES: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionary()
-"""Stages per function (weakly) and (transform, signature, ...) key."""
+_STAGES = WeakOwnerCache("stage_cache_size", "function_cache_size")
+"""Stages per function (weakly) and (transform, signature, ...) key, bounded
+per function and in all (`td.config`); a stage holds its compiled code."""
 
 
 def _cached(fn: Callable[..., Any], key: tuple[Any, ...], build: Callable[[], StageT]) -> StageT:
-    """The stage of `fn` for `key`, built once; not cached when `fn` cannot be
-    weakly referenced, when `key` cannot be hashed (a registered pytree node
-    with unhashable aux data), or when the trace closed over tracers of an
-    enclosing trace (those bind to one call only)."""
+    """The stage of `fn` for `key`, built once while cached (an evicted one is
+    built again); not cached when `fn` cannot be weakly referenced, when `key`
+    cannot be hashed (a registered pytree node with unhashable aux data), or
+    when the trace closed over tracers of an enclosing trace (those bind to
+    one call only)."""
     try:
-        table = _STAGES.setdefault(fn, {})
-        stage = table.get(key)
+        cached = _STAGES.get(fn, key)
     except TypeError:
         return build()
-    if stage is None:
-        stage = build()
-        if not stage.traced.closures:
-            table[key] = stage
+    if cached is not None:
+        return cast(StageT, cached)
+    stage = build()
+    if not stage.traced.closures:
+        _STAGES.put(fn, key, stage)
     return stage
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from tidu_mlir.ad import LinearizedGraph, linear_transpose, linearize
+from tidu_mlir.config import LRUCache
 from tidu_mlir.dialects import cg
 from tidu_mlir.eager.recording import Operand, RecordedGraph, ValueKey
 from tidu_mlir.graph import fragment_inputs, fragment_outputs, reachable_ops
@@ -46,19 +47,32 @@ class BackwardPlan:
 PlanKey = tuple[cg.GraphOp, tuple[int, ...], tuple[bool, ...]]
 
 
+class _NoPlan:
+    """What the plan cache holds for "no cotangent flows" (a plan of None)."""
+
+
+_NO_PLAN = _NoPlan()
+
+
 @dataclass
 class BackwardContext:
     """State shared by backward passes: the plans built so far (the AD context
-    of `docs/eager.md`). Reusing one context never linearizes a graph twice."""
+    of `docs/eager.md`), the least recently used out beyond
+    `td.config.eager_cache_size`. Reusing one context never linearizes a
+    cached graph twice."""
 
-    plans: dict[PlanKey, BackwardPlan | None] = field(default_factory=dict)
+    plans: LRUCache[PlanKey, BackwardPlan | _NoPlan] = field(
+        default_factory=lambda: LRUCache("eager_cache_size")
+    )
 
     def plan(self, node: RecordedGraph, slots: tuple[int, ...]) -> BackwardPlan | None:
         """The plan for seeding `slots` of `node` (None: no cotangent flows)."""
         key = (node.graph, slots, node.requires_grad_mask)
-        if key not in self.plans:
-            self.plans[key] = build_plan(node.graph, slots, key[2])
-        return self.plans[key]
+        plan = self.plans.get(key)
+        if plan is None:
+            plan = build_plan(node.graph, slots, key[2]) or _NO_PLAN
+            self.plans[key] = plan
+        return plan if isinstance(plan, BackwardPlan) else None
 
 
 def build_plan(

@@ -21,6 +21,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import SSAValue
 
 from tidu_mlir.ad import LinearizedGraph, materialize
+from tidu_mlir.config import LRUCache
 from tidu_mlir.dialects import cg
 from tidu_mlir.eager.backward import BackwardContext, zeros_like_value
 from tidu_mlir.eager.recording import Operand, RecordedGraph
@@ -69,7 +70,10 @@ class CompiledExecutor:
     _names = itertools.count()
 
     def __init__(self, backend: Backend | None = None):
-        self.compiled: dict[tuple[cg.LinearOp, Backend], CompiledBackward] = {}
+        self.compiled: LRUCache[tuple[cg.LinearOp, Backend], CompiledBackward] = LRUCache(
+            "eager_cache_size"
+        )
+        """By fragment, the least recently used out beyond `td.config.eager_cache_size`."""
         self.backend = backend
 
     @property
@@ -147,7 +151,8 @@ class CompiledExecutor:
         key = (linear.fragment, backend)
         compiled = self.compiled.get(key)
         if compiled is None:
-            compiled = self.compiled[key] = _compile(linear, backend)
+            compiled = _compile(linear, backend)
+            self.compiled[key] = compiled
         return compiled
 
 

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 import tidu_mlir.numpy as tnp
+from tidu_mlir.config import LRUCache
 from tidu_mlir.dialects import cg
 from tidu_mlir.eager.recording import EagerInput, RecordedGraph, graph_interface
 from tidu_mlir.eager.tensor import DIFFERENTIABLE_KINDS, RUNTIME, Tensor, is_grad_enabled
@@ -52,8 +53,10 @@ class TracedOp:
         return f"TracedOp(graph={self.graph!r}, output_dtypes={self.output_dtypes!r})"
 
 
-GRAPHS: dict[Hashable, TracedOp] = {}
-"""Traced graphs by (operation name, operand specs / static operands, static arguments)."""
+GRAPHS: LRUCache[Hashable, TracedOp] = LRUCache("eager_cache_size")
+"""Traced graphs by (operation name, operand specs / static operands, static
+arguments), the least recently used out beyond `td.config.eager_cache_size`
+(a graph still on a tape stays alive with it)."""
 
 
 def apply(
@@ -148,7 +151,8 @@ def traced_op(
     key = (name, signature, static)
     traced = GRAPHS.get(key)
     if traced is None:
-        traced = GRAPHS[key] = _trace(name, fn, operands, tensors)
+        traced = _trace(name, fn, operands, tensors)
+        GRAPHS[key] = traced
     return traced
 
 

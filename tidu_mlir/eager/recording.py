@@ -11,7 +11,6 @@ gets the sum of both contributions. Keys come from a `KeySource`.
 from __future__ import annotations
 
 import itertools
-import weakref
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import FrozenInstanceError, dataclass
 from typing import Any, TypeAlias
@@ -19,6 +18,7 @@ from typing import Any, TypeAlias
 from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import SSAValue
 
+from tidu_mlir.config import LRUCache
 from tidu_mlir.dialects import cg
 from tidu_mlir.graph import fragment_inputs, fragment_outputs
 
@@ -68,7 +68,9 @@ class GraphInterface:
     output_count: int
 
 
-_interfaces: weakref.WeakKeyDictionary[cg.GraphOp, GraphInterface] = weakref.WeakKeyDictionary()
+_interfaces: LRUCache[cg.GraphOp, GraphInterface] = LRUCache("eager_cache_size")
+"""Bounded, not weak: an interface holds values of its graph, which would keep
+a weak key alive forever."""
 
 
 def graph_interface(graph: cg.GraphOp) -> GraphInterface:
@@ -77,9 +79,10 @@ def graph_interface(graph: cg.GraphOp) -> GraphInterface:
     (AD passes add derived fragments inside a graph, never inputs or outputs.)"""
     interface = _interfaces.get(graph)
     if interface is None:
-        interface = _interfaces[graph] = GraphInterface(
+        interface = GraphInterface(
             tuple(op.result for op in fragment_inputs(graph)), len(fragment_outputs(graph))
         )
+        _interfaces[graph] = interface
     return interface
 
 

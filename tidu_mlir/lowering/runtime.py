@@ -11,10 +11,11 @@ argument (a Python number is accepted for a rank-0 tensor). Outputs are freshly
 allocated; one result is returned as an array, several as a tuple.
 
 Cache: keyed by the SHA-256 of the printed function (its body, shapes and
-dtypes), least recently used first out beyond `CACHE_SIZE`; compiling the same
-function twice in a process returns the same `CompiledFunction`. The machine
-code lives as long as the `CompiledFunction` (it holds the engine). Calls release
-the GIL and are thread-safe.
+dtypes), least recently used first out beyond `td.config.compile_cache_size`
+(`tidu_mlir.config`); compiling the same function twice in a process returns
+the same `CompiledFunction` while it is cached. The machine code lives as long
+as the `CompiledFunction` (it holds the engine): eviction only drops the
+cache's reference. Calls release the GIL and are thread-safe.
 
 Disk cache (`disk_cache`): on an in-process miss the object code is looked up on
 disk (key: that SHA-256, the lowering options of `lowering_options()` and the
@@ -34,7 +35,7 @@ import os
 import sys
 import threading
 import time
-from collections import Counter, OrderedDict
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ from xdsl.dialects.builtin import Builtin, ModuleOp, TensorType
 from xdsl.parser import Parser
 from xdsl.traits import SymbolTable
 
+from tidu_mlir.config import LRUCache
 from tidu_mlir.dialects.cg import CG
 from tidu_mlir.dialects.prim import PRIM
 from tidu_mlir.lowering import backend, blas, disk_cache, fusion, parallel, prim_to_loops
@@ -58,8 +60,6 @@ from tidu_mlir.lowering.jit import (
 )
 from tidu_mlir.lowering.lower_to_llvm import lower_prim_to_loops
 from tidu_mlir.lowering.vector_library import libmvec_available
-
-CACHE_SIZE = 256
 
 COUNTS: Counter[str] = Counter()
 """`lowerings` (functions lowered and compiled) and `disk-hits` (functions loaded
@@ -152,8 +152,9 @@ def _rank0(value: object, dtype: np.dtype[Any]) -> object:
     return value
 
 
-_cache: OrderedDict[str, CompiledFunction] = OrderedDict()
+_cache: LRUCache[str, CompiledFunction] = LRUCache("compile_cache_size")
 _lock = threading.Lock()
+"""Held while compiling: a function asked for by two threads is compiled once."""
 
 
 def compile_function(target: func.FuncOp | ModuleOp, name: str | None = None) -> CompiledFunction:
@@ -166,12 +167,9 @@ def compile_function(target: func.FuncOp | ModuleOp, name: str | None = None) ->
     key = hashlib.sha256(source.encode()).hexdigest()
     with _lock:
         if (hit := _cache.get(key)) is not None:
-            _cache.move_to_end(key)
             return hit
         compiled = _compile(function, source, key, start)
         _cache[key] = compiled
-        if len(_cache) > CACHE_SIZE:
-            _cache.popitem(last=False)
         return compiled
 
 
@@ -315,6 +313,5 @@ def _find_function(target: func.FuncOp | ModuleOp, name: str | None) -> func.Fun
 
 def clear_cache() -> None:
     """Forget every compiled function cached in this process (the disk cache stays:
-    `disk_cache.clear()`)."""
-    with _lock:
-        _cache.clear()
+    `disk_cache.clear()`; `td.clear_caches()` empties every cache)."""
+    _cache.clear()
