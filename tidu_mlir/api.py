@@ -917,6 +917,8 @@ def _stacked_basis(specs: Sequence[ArraySpec]) -> list[np.ndarray]:
     all the specs' elements in order, zero elsewhere."""
     sizes = [_size(s) for s in specs]
     total = sum(sizes)
+    if len(specs) == 1:  # the identity itself, made once in the right dtype
+        return [np.eye(total, dtype=specs[0].dtype).reshape(total, *specs[0].shape)]
     identity = np.eye(total)
     starts = np.cumsum([0, *sizes])
     return [
