@@ -110,6 +110,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tidu_mlir.dialects.prim.elementwise",),
     ("tidu_mlir.dialects.prim.structural",),
     ("tidu_mlir.dialects.prim.contraction",),
+    ("tidu_mlir.dialects.prim.control.bodies",),
+    (
+        "tidu_mlir.dialects.prim.control.scan",
+        "tidu_mlir.dialects.prim.control.cond",
+        "tidu_mlir.dialects.prim.control.while_loop",
+    ),
     ("tidu_mlir.dialects.prim.control",),
     ("tidu_mlir.dialects.prim", "tidu_mlir.dialects"),
     ("tidu_mlir.graph",),

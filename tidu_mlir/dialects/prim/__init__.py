@@ -20,7 +20,8 @@ ones before it:
 6. `elementwise`: the non-linear elementwise ops
 7. `structural`: slice, pad, concatenate, reduce_max
 8. `contraction`: dot_general
-9. `control`: scan (a loop over a body region) and its terminator, yield
+9. `control` (a package): the ops with regions, scan, cond and while, and their
+   terminator, yield
 
 Each layer lists its public names in `__all__` and its op classes in `OPS`;
 this module re-exports them and assembles the dialect, so a new op is added
