@@ -81,15 +81,14 @@ def scan(
     return final, tree_unflatten(body.ys_tree, [Tracer(v, outer) for v in op.ys])
 
 
-def fori_loop(lower: int, upper: int, body_fun: Callable[[Any, Any], Any], init_val: Any) -> Any:
-    """`jax.lax.fori_loop` with static bounds: `val = body_fun(i, val)` for
-    `i` in `range(lower, upper)`, as a `scan` carrying the index. The index is
-    a 0-d float64 array (the IR has no integer tensors yet)."""
+def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any) -> Any:
+    """`jax.lax.fori_loop`: `val = body_fun(i, val)` for `i` in
+    `range(lower, upper)`. With Python int bounds, a `scan` carrying the index
+    (every transform goes through it); with a traced bound (a 0-d real
+    array), a `while_loop` on the index, as in JAX (forward mode only). The
+    index is a 0-d float64 array (the IR has no integer tensors yet)."""
     if isinstance(lower, Tracer) or isinstance(upper, Tracer):
-        raise TypeError(
-            "fori_loop bounds must be Python ints: traced bounds need a while loop, "
-            "which tidu does not have yet"
-        )
+        return _traced_bounds_loop(lower, upper, body_fun, init_val)
 
     def step(carry: tuple[Any, Any], _: None) -> tuple[tuple[Any, Any], None]:
         index, value = carry
@@ -97,6 +96,26 @@ def fori_loop(lower: int, upper: int, body_fun: Callable[[Any, Any], Any], init_
 
     start = np.float64(int(lower))
     (_, final), _ = scan(step, (start, init_val), None, length=max(int(upper) - int(lower), 0))
+    return final
+
+
+def _traced_bounds_loop(
+    lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any
+) -> Any:
+    """`fori_loop` with a traced bound: a while loop carrying the index."""
+    for bound in (lower, upper):
+        if isinstance(bound, Tracer) and (bound.shape or bound.dtype.kind != "f"):
+            raise TypeError(
+                f"fori_loop bounds must be ints or 0-d real arrays, got shape {bound.shape} "
+                f"and dtype {bound.dtype}"
+            )
+
+    def step(state: tuple[Any, Any]) -> tuple[Any, Any]:
+        index, value = state
+        return index + 1.0, body_fun(index, value)
+
+    start = lower * 1.0 if isinstance(lower, Tracer) else np.float64(lower)
+    _, final = while_loop(lambda state: state[0] < upper, step, (start, init_val))
     return final
 
 

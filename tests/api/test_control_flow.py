@@ -219,8 +219,8 @@ def test_bad_carries_are_named() -> None:
         td.jit(lambda v: lax.scan(lambda c, x: (c, x), v, np.ones((4, 3)), length=5))(x)
     with pytest.raises(ValueError, match="give xs or length"):
         lax.scan(lambda c, _: (c, None), x, None)
-    with pytest.raises(TypeError, match="fori_loop bounds must be Python ints"):
-        td.jit(lambda v: lax.fori_loop(0, tnp.sum(v), lambda i, c: c, v))(x)
+    with pytest.raises(TypeError, match="fori_loop bounds must be ints or 0-d real arrays"):
+        td.jit(lambda v: lax.fori_loop(0, v, lambda i, c: c, v))(x)
 
 
 def test_against_jax() -> None:
@@ -395,6 +395,19 @@ def test_while_loop_forward_mode_and_vmap_with_per_example_trip_counts() -> None
     expected = [newton_sqrt_numpy(v) for v in batch]
     np.testing.assert_array_equal(roots, [r for r, _ in expected])
     np.testing.assert_array_equal(counts, [c for _, c in expected])
+
+
+def test_fori_loop_with_a_traced_bound_is_a_while_loop() -> None:
+    def power(x: Any, n: Any) -> Any:
+        return lax.fori_loop(0, n, lambda i, acc: acc * x, x * 0.0 + 1.0)
+
+    for n in (0, 1, 5):
+        value = td.jit(power)(np.float64(1.5), np.float64(n))
+        assert float(value) == pytest.approx(1.5**n)
+    _, slope = td.jvp(lambda x: power(x, np.float64(5)), (np.float64(1.5),), (np.float64(1.0),))
+    assert float(slope) == pytest.approx(5 * 1.5**4)
+    traced = trace_function(power, [ArraySpec((), np.dtype(np.float64))] * 2)
+    assert any(isinstance(op, prim.WhileOp) for op in traced.graph.walk())
 
 
 def test_while_loop_reverse_mode_is_refused_clearly() -> None:
