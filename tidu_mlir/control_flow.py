@@ -34,7 +34,7 @@ from tidu_mlir.tracing import (
     Trace,
     TracedFunction,
     Tracer,
-    constant,
+    as_tracer,
     innermost_trace,
     trace_function,
 )
@@ -60,8 +60,8 @@ def scan(
     if outer is None:
         return _run_concrete(f, init, xs, trip_count, reverse)
     init_leaves, init_tree = tree_flatten(init)
-    carries = [_operand(outer, leaf) for leaf in init_leaves]
-    scanned = [_operand(outer, leaf) for leaf in xs_leaves]
+    carries = [as_tracer(outer, leaf) for leaf in init_leaves]
+    scanned = [as_tracer(outer, leaf) for leaf in xs_leaves]
     body = _BodyTrace(f, init_tree, xs_tree, [_spec(c) for c in carries])
     traced = trace_function(
         body, [*body.carry_specs, *(ArraySpec(x.shape[1:], x.dtype) for x in scanned)], "body"
@@ -143,7 +143,7 @@ def while_loop(
     if outer is None:
         return _run_concrete_while(cond_fun, body_fun, init_val)
     leaves, tree = tree_flatten(init_val)
-    carries = [_operand(outer, leaf) for leaf in leaves]
+    carries = [as_tracer(outer, leaf) for leaf in leaves]
     specs = [_spec(c) for c in carries]
     before = _BranchTrace(cond_fun, tree_structure((init_val,)))
     body = _BodyTrace(lambda c, _: (body_fun(c), None), tree, tree_structure(None), specs)
@@ -205,7 +205,7 @@ def cond(
     outer = innermost_trace()
     assert outer is not None, "a tracer exists only inside a trace"
     leaves, tree = tree_flatten(operands)
-    args = [_operand(outer, leaf) for leaf in leaves]
+    args = [as_tracer(outer, leaf) for leaf in leaves]
     specs = [_spec(a) for a in args]
     branches = [_BranchTrace(fn, tree) for fn in (true_fun, false_fun)]
     traced = [trace_function(branch, specs, "branch") for branch in branches]
@@ -355,23 +355,13 @@ def _spec(value: Any) -> ArraySpec:
     return ArraySpec(tuple(array.shape), dtype)
 
 
-def _operand(trace: Trace, value: Any) -> Tracer:
-    """`value` as a tracer of `trace` (a concrete array becomes a constant)."""
-    if isinstance(value, Tracer):
-        return trace.adopt(value)
-    array = np.asarray(value)
-    if array.dtype not in TRACEABLE_DTYPES:
-        array = array.astype(np.float64)
-    return constant(trace, array, array.dtype)
-
-
 def _bound_values(outer: Trace, traced: TracedFunction) -> list[SSAValue]:
     """The values of `outer` for the body's inputs past its arguments: the
     tracers it closed over and the arrays it captured, in input order."""
     sources: dict[cg.InputOp, Any] = {op: tracer for tracer, op in traced.closures}
     sources.update({op: array for array, op in traced.captured})
     extra = fragment_inputs(traced.graph)[len(traced.input_specs) :]
-    return [_operand(outer, sources[op]).value for op in extra]
+    return [as_tracer(outer, sources[op]).value for op in extra]
 
 
 def _region_of(

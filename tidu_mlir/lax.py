@@ -15,19 +15,9 @@ import numpy as np
 
 from tidu_mlir.control_flow import cond, fori_loop, scan, switch, while_loop
 from tidu_mlir.dialects import prim
-from tidu_mlir.tracing import TRACEABLE_DTYPES, Trace, Tracer, constant, current_trace, emit
+from tidu_mlir.tracing import as_tracer, constant, current_trace, emit
 
 __all__ = ["complex", "cond", "fori_loop", "pad", "scan", "switch", "while_loop"]
-
-
-def _operand(trace: Trace, value: Any) -> Tracer:
-    """`value` as a tracer of `trace` (a concrete array becomes a constant)."""
-    if isinstance(value, Tracer):
-        return trace.adopt(value)
-    array = np.asarray(value)
-    if array.dtype not in TRACEABLE_DTYPES:
-        array = array.astype(np.float64)
-    return constant(trace, array, array.dtype)
 
 
 def complex(re: Any, im: Any) -> Any:  # noqa: A001 - jax.lax's name
@@ -35,7 +25,7 @@ def complex(re: Any, im: Any) -> Any:  # noqa: A001 - jax.lax's name
     trace = current_trace(re, im)
     if trace is None:
         return prim.ComplexOp.reference(np.asarray(re), np.asarray(im))
-    real, imag = _operand(trace, re), _operand(trace, im)
+    real, imag = as_tracer(trace, re), as_tracer(trace, im)
     if real.dtype.kind == "c" or imag.dtype.kind == "c":
         raise TypeError("lax.complex takes real parts (got a complex operand)")
     if (real.shape, real.dtype) != (imag.shape, imag.dtype):
@@ -64,7 +54,7 @@ def pad(x: Any, padding_value: float, padding_config: Sequence[tuple[int, int, i
         array = np.asarray(x)
         padded = prim.PadOp.reference(array, low=low, high=high, interior=interior)
         return padded + fill.astype(padded.dtype) if padding_value else padded
-    operand = _operand(trace, x)
+    operand = as_tracer(trace, x)
     padded = emit(trace, prim.PadOp(operand.value, low, high, interior))
     if not padding_value:
         return padded

@@ -287,6 +287,18 @@ def constant(trace: Trace, value: Any, dtype: np.dtype) -> Tracer:
     return tracer
 
 
+def as_tracer(trace: Trace, value: Any) -> Tracer:
+    """`value` as a tracer of `trace`: a tracer adopted (lifted from an outer
+    trace if need be), a concrete array made a constant (ints and bools as
+    float64)."""
+    if isinstance(value, Tracer):
+        return trace.adopt(value)
+    array = np.asarray(value)
+    if array.dtype not in TRACEABLE_DTYPES:
+        array = array.astype(np.float64)
+    return constant(trace, array, array.dtype)
+
+
 def emit(trace: Trace, op: Operation) -> Tracer:
     """Append a single-result op and wrap its result."""
     trace.emit(op)
