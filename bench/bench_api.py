@@ -22,11 +22,13 @@ ratios are other/tidu (> 1 means tidu is faster).
 from __future__ import annotations
 
 import argparse
+import functools
 import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from progress import progress
 
 import tidu_mlir as td
 import tidu_mlir.numpy as tnp
@@ -160,9 +162,10 @@ def main() -> None:
     w1 = rng.standard_normal((784, 256)) * 0.05
     w2 = rng.standard_normal((256, 10)) * 0.1
     jax_mlp = jax and jax.grad(lambda x, y, w1, w2: mlp_loss(x, y, w1, w2, xp=jnp), argnums=(2, 3))
-    print(bench_case("mlp_grad", td.jit(td.grad(mlp_loss, argnums=(2, 3))),
-                     lambda x, y, w1, w2: mlp_grad_numpy(x, y, w1, w2), jax_mlp,
-                     (x, y, w1, w2), repeat, close()))  # fmt: skip
+    cases: list[Callable[[], str]] = []  # each returns its table row
+    cases.append(lambda: bench_case("mlp_grad", td.jit(td.grad(mlp_loss, argnums=(2, 3))),
+                                    lambda x, y, w1, w2: mlp_grad_numpy(x, y, w1, w2), jax_mlp,
+                                    (x, y, w1, w2), repeat, close()))  # fmt: skip
 
     a = rng.standard_normal((512, 512)) / 512**0.5
     xv, v = rng.standard_normal(512), rng.standard_normal(512)
@@ -173,8 +176,8 @@ def main() -> None:
     def jax_hvp(x, v, a):
         return jax.jvp(jax.grad(lambda x: hvp_objective(x, a, xp=jnp)), (x,), (v,))[1]
 
-    print(bench_case("hvp", td.jit(tidu_hvp), hvp_numpy, jax and jax_hvp, (xv, v, a), repeat,
-                     close()))  # fmt: skip
+    cases.append(lambda: bench_case("hvp", td.jit(tidu_hvp), hvp_numpy, jax and jax_hvp,
+                                    (xv, v, a), repeat, close()))  # fmt: skip
 
     z = rng.standard_normal(10**5) + 1j * rng.standard_normal(10**5) * 0.1
     w = rng.standard_normal(10**5) + 1j * rng.standard_normal(10**5)
@@ -182,21 +185,28 @@ def main() -> None:
     def jax_complex(z, w):  # ours = conj(jax(conj(ct))) with real ct = 1 (docs/complex.md)
         return jnp.conj(jax.grad(lambda z: complex_loss(z, w, xp=jnp))(z))
 
-    print(bench_case("complex_grad", td.jit(td.grad(complex_loss)), complex_grad_numpy,
-                     jax and jax_complex, (z, w), repeat, close(1e-7)))  # fmt: skip
+    cases.append(lambda: bench_case("complex_grad", td.jit(td.grad(complex_loss)),
+                                    complex_grad_numpy, jax and jax_complex, (z, w), repeat,
+                                    close(1e-7)))  # fmt: skip
 
     mu = rng.standard_normal((16, 8))
     pts = rng.standard_normal((2000, 8))
     jax_gmm = jax and jax.grad(lambda mu, x: gmm_loglik(mu, x, xp=jnp))
-    print(bench_case("gmm_grad", td.jit(td.grad(gmm_loglik)), gmm_grad_numpy, jax_gmm,
-                     (mu, pts), repeat, close(1e-7)))  # fmt: skip
+    cases.append(lambda: bench_case("gmm_grad", td.jit(td.grad(gmm_loglik)), gmm_grad_numpy,
+                                    jax_gmm, (mu, pts), repeat, close(1e-7)))  # fmt: skip
+    cases += [functools.partial(chain_compile, depth) for depth in (250, 2_500)]
+    for case in progress(cases, "bench_api"):
+        print(case())
 
-    for depth in (250, 2_500):
-        start = time.perf_counter()
-        g = td.grad(chain(depth))
-        g(np.array(0.3))
-        print(f"chain{depth:<9d} grad of a {depth}-step scalar chain (~{4 * depth} primal ops): "
-              f"trace + AD + compile {time.perf_counter() - start:.2f} s")  # fmt: skip
+
+def chain_compile(depth: int) -> str:
+    """The row of the time to trace, differentiate and compile a `depth`-step chain."""
+    start = time.perf_counter()
+    g = td.grad(chain(depth))
+    g(np.array(0.3))
+    seconds = time.perf_counter() - start
+    what = f"grad of a {depth}-step scalar chain (~{4 * depth} primal ops)"
+    return f"chain{depth:<9d} {what}: trace + AD + compile {seconds:.2f} s"
 
 
 if __name__ == "__main__":

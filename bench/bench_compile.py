@@ -34,6 +34,8 @@ import sys
 import tempfile
 import time
 
+from progress import progress
+
 N = 8
 STAGE = re.compile(r"([a-z-]+) (\d+\.\d+) s")
 LOG = re.compile(r"^tidu: compile @(\S+): (.*), total (\d+\.\d+) s(.*)$")
@@ -139,7 +141,7 @@ def scan_table(sizes: list[int], use_jax: bool) -> None:
         f"{'K':>7s} {'first s':>8s} {'compile':>8s} {'ratio':>6s} {'jax s':>7s} {'jax ratio':>9s}"
     )
     base: tuple[float, float] | None = None
-    for depth in sizes:
+    for depth in progress(sizes, "bench_compile --scan"):
         with tempfile.TemporaryDirectory(prefix="tidu-bench-cache-") as cache_dir:
             cold = run_child("tidu-scan", depth, cache_dir)
         jax_seconds = run_child("jax-scan", depth, "")["seconds"] if use_jax else float("nan")
@@ -176,7 +178,7 @@ def main() -> None:
     )
     print(header)
     firsts, compiles, warms, jaxes = [], [], [], []
-    for depth in sizes:
+    for depth in progress(sizes, "bench_compile"):
         with tempfile.TemporaryDirectory(prefix="tidu-bench-cache-") as cache_dir:
             cold = run_child("tidu", depth, cache_dir)
             warm = run_child("tidu", depth, cache_dir)

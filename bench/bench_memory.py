@@ -32,6 +32,8 @@ import subprocess
 import sys
 import time
 
+from progress import progress  # imports tqdm before any RSS baseline
+
 PROBES = ("distinct", "shapes", "eager", "llvm-opt")
 
 
@@ -73,7 +75,7 @@ def distinct(count: int) -> None:
     td.jit(lambda x: tnp.sin(x) * 0.5)(x)  # warm-up: imports, libraries, first compile
     meter = Meter()
     kept = []
-    for k in range(count):
+    for k in progress(range(count), "distinct"):
         jitted = td.jit(lambda x, c=k + 1.5: tnp.sin(x) * c + x)
         jitted(x)
         kept.append(jitted)
@@ -99,7 +101,7 @@ def shapes(count: int) -> None:
     jitted = td.jit(fn)
     jitted(np.ones(1))
     meter = Meter()
-    for n in range(2, count + 2):
+    for n in progress(range(2, count + 2), "shapes"):
         jitted(np.ones(n))
         if (n - 1) % 100 == 0:
             meter.report(f"{n - 1} shapes", f"stages {api._STAGES.count(fn)} ")
@@ -123,7 +125,7 @@ def eager(steps: int) -> None:
 
     step(1)
     meter = Meter()
-    for s in range(steps):
+    for s in progress(range(steps), "eager"):
         step(2 + s)
         if (s + 1) % 100 == 0:
             graphs, compiled = len(te.functions.GRAPHS), len(te.RUNTIME.executor.compiled)
@@ -144,7 +146,7 @@ def llvm_opt(count: int) -> None:
     td.jit(lambda x: tnp.sin(x) * 0.5)(np.ones(4))
     (text,) = texts
     meter = Meter()
-    for k in range(count):
+    for k in progress(range(count), "llvm-opt"):
         backend.optimize(f"{text}\n@g{k} = global double {k}.5\n")
         if (k + 1) % 200 == 0:
             td.clear_caches()
@@ -155,8 +157,9 @@ def child(probe: str, count: int, cache_size: int | None) -> None:
     import tidu_mlir as td
 
     if cache_size is not None:
-        for name in td.config.SETTINGS:
-            td.config.update(name, cache_size)
+        for name, setting in td.config.SETTINGS.items():
+            if not setting.is_flag:  # the cache bounds, not log_compiles
+                td.config.update(name, cache_size)
     {"distinct": distinct, "shapes": shapes, "eager": eager, "llvm-opt": llvm_opt}[probe](count)
 
 

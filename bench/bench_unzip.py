@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 from bench_api import best_time, jax, jnp, mlp_loss
+from progress import progress
 
 import tidu_mlir as td
 import tidu_mlir.numpy as tnp
@@ -106,16 +107,21 @@ def main() -> None:
           f"{'res MB':>9s} {'res MB 0':>9s} {'jvp/p 0':>8s}")  # fmt: skip
     a = rng.standard_normal((1000, 1000)) / 1000**0.5
     x = rng.standard_normal(1000)
-    print(bench("tanh_chain", tanh_chain, (x, a), repeat))
     big = rng.standard_normal((2000, 2000)) / 2000**0.5
-    print(bench("tanh_chain_x", captured_chain(big), (rng.standard_normal(2000),), repeat))
+    x_big = rng.standard_normal(2000)
     mlp_args = (
         rng.standard_normal((256, 784)) * 0.1,
         rng.standard_normal((256, 10)),
         rng.standard_normal((784, 256)) * 0.05,
         rng.standard_normal((256, 10)) * 0.1,
     )
-    print(bench("mlp_loss", mlp_loss, mlp_args, repeat))
+    workloads: list[tuple[str, Callable[..., Any], tuple[np.ndarray, ...]]] = [
+        ("tanh_chain", tanh_chain, (x, a)),
+        ("tanh_chain_x", captured_chain(big), (x_big,)),
+        ("mlp_loss", mlp_loss, mlp_args),
+    ]
+    for name, fn, args in progress(workloads, "bench_unzip"):
+        print(bench(name, fn, args, repeat))
     print("res MB 0 / jvp/p 0: residual memory and f_jvp/primal under save-nothing")
 
 

@@ -22,6 +22,7 @@ the batching targets were set against).
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import subprocess
 import sys
@@ -32,6 +33,7 @@ from typing import Any
 
 import numpy as np
 from bench_api import best_time, jax, jnp
+from progress import progress
 
 import tidu_mlir as td
 import tidu_mlir.numpy as tnp
@@ -179,9 +181,13 @@ def main() -> None:
         return
     header = ("ours ms", "JAX ms", "loop ms", "ours/JAX", "loop/ours")
     print(f"{'workload':28s} " + " ".join(f"{h:>9s}" for h in header))
-    print(per_example_grads(args.examples, args.repeat))
-    print(jacrev_1000(args.repeat))
-    print(hessian_200(args.repeat))
+    cases = [
+        functools.partial(per_example_grads, args.examples, args.repeat),
+        functools.partial(jacrev_1000, args.repeat),
+        functools.partial(hessian_200, args.repeat),
+    ]
+    for case in progress(cases, "bench_vmap"):
+        print(case())
     if args.baseline:
         baseline(args.baseline, min(args.repeat, 3))
 

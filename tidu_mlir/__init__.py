@@ -5,9 +5,9 @@
 functions to write traced functions with; `td.lax` the primitive-level
 functions numpy has no name for; `td.tree_util` the pytree functions (the
 transforms take and return pytrees of arrays: dicts, lists, tuples,
-namedtuples, registered classes). `td.config` holds the cache bounds
-(`td.config.update("compile_cache_size", 64)`), `td.clear_caches()` empties
-every cache.
+namedtuples, registered classes). `td.config` holds the cache bounds and the
+`log_compiles` flag (`td.config.update("compile_cache_size", 64)`),
+`td.clear_caches()` empties every cache.
 """
 
 from tidu_mlir import config, lax, tree_util

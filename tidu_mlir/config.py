@@ -3,6 +3,7 @@
     td.config.update("compile_cache_size", 32)    # as jax.config.update
     td.config.compile_cache_size                  # 32
     td.config.reset("compile_cache_size")         # back to the environment / default
+    td.config.update("log_compiles", True)        # a line per compilation on stderr
     td.clear_caches()                             # drop every cached stage and compiled function
 
 Settings (an `update` overrides the environment variable, which overrides
@@ -15,7 +16,11 @@ the default):
 * `function_cache_size` (`TIDU_FUNCTION_CACHE_SIZE`, 64): stages of one
   transformed function;
 * `eager_cache_size` (`TIDU_EAGER_CACHE_SIZE`, 256): entries of each cache of
-  the eager frontend (traced graphs, backward plans, compiled backward code).
+  the eager frontend (traced graphs, backward plans, compiled backward code);
+* `log_compiles` (`TIDU_LOG_COMPILES`, False): print one line per compilation
+  to stderr with the time of each stage (`tidu_mlir.lowering.runtime`), as
+  `jax_log_compiles`. A flag: `update` takes a bool (or 0/1), the variable
+  `1`/`0`, `true`/`false`, `yes`/`no` or `on`/`off`.
 
 Every cache drops its least recently used entry beyond its bound, and
 `update` shrinks them at once. Evicting drops the cache's reference only: a
@@ -42,10 +47,15 @@ from typing import Generic, Protocol, TypeVar
 @dataclass(frozen=True)
 class Setting:
     """One setting: its environment variable and default (the module docstring
-    says what each bounds)."""
+    says what each does). A bool default makes it a flag, else it is a count
+    (an integer >= 0)."""
 
     env: str
     default: int
+
+    @property
+    def is_flag(self) -> bool:
+        return isinstance(self.default, bool)
 
 
 SETTINGS: dict[str, Setting] = {
@@ -53,9 +63,17 @@ SETTINGS: dict[str, Setting] = {
     "stage_cache_size": Setting("TIDU_STAGE_CACHE_SIZE", 256),
     "function_cache_size": Setting("TIDU_FUNCTION_CACHE_SIZE", 64),
     "eager_cache_size": Setting("TIDU_EAGER_CACHE_SIZE", 256),
+    "log_compiles": Setting("TIDU_LOG_COMPILES", False),
 }
 
 _values: dict[str, int] = {}
+"""The values set by `update` (a flag's as a bool)."""
+
+_FLAG_WORDS = {
+    **dict.fromkeys(("1", "true", "yes", "on"), True),
+    **dict.fromkeys(("0", "false", "no", "off"), False),
+}
+"""What a flag's environment variable may say (any case)."""
 
 
 def _setting(name: str) -> Setting:
@@ -65,11 +83,15 @@ def _setting(name: str) -> Setting:
 
 
 def get(name: str) -> int:
-    """The value of `name`: set by `update`, else its environment variable, else the default."""
+    """The value of `name`: set by `update`, else its environment variable, else
+    the default (a bool for a flag)."""
     setting = _setting(name)
     if name in _values:
         return _values[name]
-    return _from_environment(setting.env, os.environ.get(setting.env, ""), setting.default)
+    text = os.environ.get(setting.env, "")
+    if setting.is_flag:
+        return _flag_from_environment(setting.env, text, bool(setting.default))
+    return _from_environment(setting.env, text, setting.default)
 
 
 def __getattr__(name: str) -> int:
@@ -93,10 +115,29 @@ def _from_environment(env: str, text: str, default: int) -> int:
     return value
 
 
+@functools.cache
+def _flag_from_environment(env: str, text: str, default: bool) -> bool:
+    """The flag `text` (the value of `env`) says, else `default` (warned once
+    for a word that is not one of `_FLAG_WORDS`)."""
+    if not text.strip():
+        return default
+    value = _FLAG_WORDS.get(text.strip().lower())
+    if value is None:
+        words = "/".join(_FLAG_WORDS)
+        warnings.warn(f"{env}={text!r} is not one of {words}: using {default}", stacklevel=2)
+        return default
+    return value
+
+
 def update(name: str, value: int) -> None:
-    """Set `name` to `value` (an integer >= 0) in this process; the caches it
-    bounds shrink at once."""
-    _setting(name)
+    """Set `name` to `value` in this process: an integer >= 0 for a count (the
+    caches it bounds shrink at once), a bool or 0/1 for a flag."""
+    setting = _setting(name)
+    if setting.is_flag:
+        if not isinstance(value, int) or value not in (0, 1):
+            raise ValueError(f"{name} must be a bool (or 0/1), got {value!r}")
+        _values[name] = bool(value)
+        return
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
     _values[name] = value

@@ -1,18 +1,23 @@
 """`td.config` (settings from `update`, the environment, defaults) and the bounded
 caches it sizes (`LRUCache`, `WeakOwnerCache`): sizes are counted after every
-insertion, never above their bounds; evicted values are released."""
+insertion, never above their bounds; evicted values are released. The flag
+`log_compiles` turns the compile log on and off."""
 
 from __future__ import annotations
 
 import gc
+import re
 import weakref
 from collections.abc import Hashable, Iterator
 from typing import cast
 
+import numpy as np
 import pytest
 
 import tidu_mlir as td
+import tidu_mlir.numpy as tnp
 from tidu_mlir.config import LRUCache, WeakOwnerCache
+from tidu_mlir.lowering import runtime
 
 
 @pytest.fixture(autouse=True)
@@ -135,3 +140,58 @@ def test_weak_owner_cache_refuses_unhashable_keys_and_owners() -> None:
     with pytest.raises(TypeError):
         cache.get(3.0, "k")  # a float cannot be weakly referenced
     assert len(cache) == 0
+
+
+# ----- log_compiles ----------------------------------------------------------------
+
+
+def test_log_compiles_flag_from_update_the_environment_and_the_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("TIDU_LOG_COMPILES", raising=False)
+    assert td.config.log_compiles is False
+    for text, value in (("1", True), ("0", False), ("TRUE", True), ("off", False), ("", False)):
+        monkeypatch.setenv("TIDU_LOG_COMPILES", text)
+        assert td.config.log_compiles is value, text
+    td.config.update("log_compiles", True)
+    assert td.config.get("log_compiles") is True  # update beats the environment's "off"
+    td.config.update("log_compiles", 0)
+    assert td.config.log_compiles is False
+    monkeypatch.setenv("TIDU_LOG_COMPILES", "1")
+    td.config.reset("log_compiles")
+    assert td.config.log_compiles is True
+
+
+def test_log_compiles_refuses_what_is_not_a_flag(monkeypatch: pytest.MonkeyPatch) -> None:
+    for bad in (2, -1, 0.5, "yes", None):
+        with pytest.raises(ValueError, match="bool"):
+            td.config.update("log_compiles", bad)  # type: ignore[arg-type]
+    monkeypatch.setenv("TIDU_LOG_COMPILES", "loud")
+    with pytest.warns(UserWarning, match="TIDU_LOG_COMPILES='loud'"):
+        assert td.config.log_compiles is False
+
+
+def _compiles() -> int:
+    """How many functions the runtime lowered or loaded from disk so far."""
+    return runtime.COUNTS["lowerings"] + runtime.COUNTS["disk-hits"]
+
+
+def test_log_compiles_prints_a_line_per_compilation_only_when_on(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("TIDU_LOG_COMPILES", raising=False)
+    f = td.jit(lambda x: tnp.cos(x) * 0.375 + 1.0)  # shapes no other test compiles
+    capsys.readouterr()
+    td.config.update("log_compiles", True)
+    before = _compiles()
+    f(np.ones((3, 1, 7)))
+    assert _compiles() == before + 1, "a fresh shape compiles"
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tidu: compile @"), lines
+    assert " lower-to-llvm " in lines[0] or "disk-load" in lines[0]
+    assert re.search(r"total \d+\.\d{3} s", lines[0])
+    td.config.update("log_compiles", False)
+    before = _compiles()
+    f(np.ones((3, 1, 8)))
+    assert _compiles() == before + 1, "a fresh shape compiles"
+    assert capsys.readouterr().err == ""

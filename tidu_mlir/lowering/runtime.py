@@ -22,16 +22,16 @@ disk (key: that SHA-256, the lowering options of `lowering_options()` and the
 toolchain); a hit loads it into a fresh MCJIT engine with the stored signature,
 skipping lowering, optimization and codegen. A miss compiles and stores it.
 
-`TIDU_LOG_COMPILES=1` prints one line per compilation to stderr with the time
-of each stage (`key`: printing and hashing the function, `disk-key`, `lower-to-loops`,
-`lower-to-llvm`, `translate`, `llvm-opt`, `codegen`, `disk-load`/`disk-store`).
+`td.config.update("log_compiles", True)` (or `TIDU_LOG_COMPILES=1`) prints one
+line per compilation to stderr with the time of each stage (`key`: printing and
+hashing the function, `disk-key`, `lower-to-loops`, `lower-to-llvm`, `translate`,
+`llvm-opt`, `codegen`, `disk-load`/`disk-store`).
 `COUNTS` counts lowerings and disk hits in this process.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import sys
 import threading
 import time
@@ -46,6 +46,7 @@ from xdsl.dialects.builtin import Builtin, ModuleOp, TensorType
 from xdsl.parser import Parser
 from xdsl.traits import SymbolTable
 
+from tidu_mlir import config
 from tidu_mlir.config import LRUCache
 from tidu_mlir.dialects.cg import CG
 from tidu_mlir.dialects.prim import PRIM
@@ -273,8 +274,9 @@ def _load(root: Path, key: str, source: str) -> CompiledFunction | None:
 
 
 def _log(name: str, timings: dict[str, float], start: float, note: str) -> None:
-    """With `TIDU_LOG_COMPILES` set (not 0): one line of stage times to stderr."""
-    if os.environ.get("TIDU_LOG_COMPILES", "0") in ("", "0"):
+    """With `td.config.log_compiles` on (`TIDU_LOG_COMPILES=1`): one line of
+    stage times to stderr."""
+    if not config.get("log_compiles"):
         return
     stages = ", ".join(f"{stage} {seconds:.3f} s" for stage, seconds in timings.items())
     total = time.perf_counter() - start
