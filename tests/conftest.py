@@ -12,6 +12,27 @@ from tidu_mlir.diagnostics import LocatingParser
 from tidu_mlir.registry import make_context
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """The fuzzers' options: CI runs them with a small fixed budget and seed;
+    longer campaigns raise the budget and change the seed (docs/fuzzing.md)."""
+    group = parser.getgroup("fuzz", "fuzzing (tests/fuzz, see docs/fuzzing.md)")
+    group.addoption(
+        "--fuzz-budget",
+        type=int,
+        default=None,
+        metavar="N",
+        help="mutated inputs for the IR fuzzer, programs per differential test, "
+        "rounds of the thread stress test (default: the small CI budget)",
+    )
+    group.addoption(
+        "--fuzz-seed",
+        type=int,
+        default=None,
+        metavar="S",
+        help="the fuzzers' random seed (default: the fixed CI seed)",
+    )
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _private_compilation_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Never write into the user's compilation cache: the whole session (and the

@@ -4,15 +4,18 @@ Verifiers and passes raise `OpError` with the offending op; `tidu-opt` prints
 it against the source text (ops parsed by `LocatingParser` carry their
 `FileLineColLoc`, and passes copy the location of the op they derive from).
 `LocatingParser` also turns the malformed inputs xDSL's parser mishandles
-(unterminated strings, integers and dimensions beyond 64 bits, dense literals
-it cannot store) into parse errors, and `first_verify_error` adds the
-dominance check xDSL's verifier lacks.
+(unterminated strings, integers and dimensions beyond 64 bits, numbers beyond
+their float type, dense literals it cannot store, nesting deeper than Python's
+stack, integers of more digits than Python converts) into parse errors, and
+`first_verify_error` adds the checks verifying op by op misses: dominance, and
+empty blocks that need a terminator.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import sys
 from typing import NoReturn
 
 from xdsl.context import Context
@@ -20,7 +23,11 @@ from xdsl.dialects.builtin import (
     AnyDenseElement,
     DenseIntOrFPElementsAttr,
     FileLineColLoc,
+    Float80Type,
+    Float128Type,
+    FloatAttr,
     IntAttr,
+    IntegerAttr,
     ModuleOp,
     RankedStructure,
     StringAttr,
@@ -28,6 +35,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.irdl.dominance import DominanceInfo
 from xdsl.parser import BaseParser, Parser
+from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Input, Position, Span
 
@@ -44,6 +52,7 @@ class OpError(VerifyException):
         self.op = op
 
 
+_DIGITS = "0123456789"
 _QUOTE_OR_COMMENT = re.compile(r'"|//')
 _STRING_STOP = re.compile(r'["\\\n\v\f]')
 _HEX_ESCAPE = re.compile(r"[0-9A-Fa-f]{2}")
@@ -91,6 +100,24 @@ class LocatingParser(Parser):
         self._line_offset = line_offset
         self._last_line = (0, 1)  # (position, its line): lines are counted from there
 
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        # Errors of xDSL's parser that are about the input, reported where the
+        # parser stopped: nesting deeper than its recursion allows (it recurses
+        # per region, type, attribute and bracket), and integer literals beyond
+        # Python's limit on the digits `int()` converts.
+        try:
+            return super().parse_module(allow_implicit_module)
+        except RecursionError:
+            message = "the input nests too deeply to parse"
+            span = None
+        except ValueError as error:
+            if "integer string conversion" not in str(error):
+                raise
+            message = f"integer literals are limited to {sys.get_int_max_str_digits()} digits"
+            span = _digits_before(self._text, self.pos)  # the lexer is past the literal
+        at = min(self.pos, max(len(self._text) - 1, 0))
+        self.raise_error(message, *(span or (at, at + 1)))  # here: the deep stack is unwound
+
     def parse_operation(self) -> Operation:
         start = self.pos
         try:
@@ -127,12 +154,30 @@ class LocatingParser(Parser):
             raise_since(self, f"shape {shape} has {count} elements, more than {I64_MAX}", start)
         return dimensions
 
+    def parse_optional_builtin_int_or_float_attr(self) -> IntegerAttr | FloatAttr | None:
+        # `1000...0 : f64` (beyond the float range) and a hexadecimal float wider
+        # than its type make xDSL's conversions raise OverflowError; it can
+        # neither unpack (NotImplementedError) nor print f80 and f128 values.
+        start = self.pos
+        try:
+            attribute = super().parse_optional_builtin_int_or_float_attr()
+        except OverflowError:
+            raise_since(self, "the number does not fit in its floating-point type", start)
+        except NotImplementedError:
+            raise_since(self, "f80 and f128 attributes are not supported", start)
+        if isinstance(attribute, FloatAttr) and isinstance(
+            attribute.type, Float80Type | Float128Type
+        ):
+            raise_since(self, "f80 and f128 attributes are not supported", start)
+        return attribute
+
     def parse_dense_int_or_fp_elements_attr(
         self, type: RankedStructure[AnyDenseElement] | None
     ) -> DenseIntOrFPElementsAttr:
         # xDSL packs the values with `struct`: f80, f128 and integers wider than
-        # 64 bits raise NotImplementedError, an integer outside its type ValueError;
-        # it asserts that a complex element is a pair.
+        # 64 bits raise NotImplementedError, an integer outside its type ValueError,
+        # an integer beyond the float range for a float type OverflowError; it
+        # asserts that a complex element is a pair.
         start = self.pos
         try:
             return super().parse_dense_int_or_fp_elements_attr(type)
@@ -147,6 +192,15 @@ class LocatingParser(Parser):
             )
         except ValueError as error:
             raise_since(self, str(error), start)
+        except OverflowError:
+            raise_since(self, "an integer in the dense literal is too large for a float", start)
+
+
+def _digits_before(text: str, pos: int) -> tuple[int, int] | None:
+    """The span of the digits that end at `pos` (blanks before it skipped), if any."""
+    end = len(text[:pos].rstrip())
+    start = len(text[:end].rstrip(_DIGITS))
+    return (start, end) if start < end else None
 
 
 def parse_int64(parser: BaseParser, what: str, *, allow_negative: bool = True) -> int:
@@ -240,10 +294,17 @@ class DominanceCheck:
 
 
 def first_verify_error(module: ModuleOp) -> OpError | None:
-    """Verify op by op (outer first), with dominance, and return the first
-    failure as an `OpError`."""
+    """Verify op by op (outer first), with dominance and empty bodies, and
+    return the first failure as an `OpError`."""
     dominance = DominanceCheck()
     for op in module.walk():
+        # Before the op's verifier: verifiers may read the terminator of a body.
+        if (region := _empty_single_block(op)) is not None:
+            return OpError(
+                f"region #{region} of '{op.name}' is a single empty block; "
+                "it needs at least a terminator",
+                op,
+            )
         try:
             op.verify(verify_nested_ops=False)
         except OpError as error:
@@ -259,6 +320,18 @@ def first_verify_error(module: ModuleOp) -> OpError | None:
     return None
 
 
+def _empty_single_block(op: Operation) -> int | None:
+    """The index of a region of `op` that is one block without ops, where `op`
+    requires a terminator (xDSL checks it in `Block.verify`, which verifying
+    op by op skips)."""
+    if op.has_trait(NoTerminator):
+        return None
+    for index, region in enumerate(op.regions):
+        if len(region.blocks) == 1 and region.block.first_op is None:
+            return index
+    return None
+
+
 def _strip_prefix(message: str) -> str:
     """xDSL decorates verifier messages with a printout of the op; keep the first line."""
     first = message.strip().splitlines()[0] if message.strip() else message
@@ -270,3 +343,9 @@ def format_parse_error(error: ParseError) -> str:
     context = error.span.print_with_context().splitlines()[1:]
     text = f"{error.span.get_location()}: error: {error.msg}"
     return "\n".join([text, *(line for line in context if line.strip())])
+
+
+def out_of_memory(error: MemoryError) -> str:
+    """The message for an input whose tensors need more memory than there is."""
+    detail = str(error)  # numpy's says what it could not allocate
+    return "out of memory" + (f": {detail}" if detail else " (the input's tensors are too large)")

@@ -48,6 +48,7 @@ from tidu_mlir.diagnostics import (
     first_verify_error,
     format_op_error,
     format_parse_error,
+    out_of_memory,
 )
 from tidu_mlir.lowering import LOWERING_TARGETS
 from tidu_mlir.passes.options import SymNameOptionPass, quote_pass_options
@@ -113,7 +114,7 @@ class TiduOptMain(xDSLOptMain):
             super().apply_passes(prog)
         except OpError as error:
             raise InputDiagnostic(format_op_error(error.message, error.op, self._source)) from error
-        except (PassFailedException, ValueError) as error:
+        except (DiagnosticException, ValueError) as error:  # the lowering's, xDSL's passes'
             raise InputDiagnostic(f"error: {error}") from error
 
 
@@ -139,6 +140,15 @@ def spec_error_line(error: ArgSpecParseError) -> str:
     return f"{lines[-1].strip()} at column {column} of '{lines[2]}'"
 
 
+def diagnostic_text(error: Exception) -> str:
+    """The printed form of a diagnostic: formatted ones as they are, others (a
+    `-t` target refusing the module) as `error: message`."""
+    text = str(error).strip()
+    if isinstance(error, InputDiagnostic) or "error:" in text.partition("\n")[0]:
+        return text
+    return f"error: {text}"
+
+
 def run(args: Sequence[str] | None = None) -> int:
     """Run tidu-opt; return the exit code."""
     try:
@@ -152,10 +162,13 @@ def run(args: Sequence[str] | None = None) -> int:
     try:
         main_tool.run()
     except (DiagnosticException, ParseError, PassFailedException) as error:
-        print(str(error).strip(), file=sys.stderr)
+        print(diagnostic_text(error), file=sys.stderr)
         return 1
     except OSError as error:
         print(f"tidu-opt: error: {error.strerror}: '{error.filename}'", file=sys.stderr)
+        return 1
+    except MemoryError as error:  # a tensor too large for this machine (a splat expanded)
+        print(f"tidu-opt: error: {out_of_memory(error)}", file=sys.stderr)
         return 1
     return 0
 

@@ -29,6 +29,7 @@ from tidu_mlir.diagnostics import (
     first_verify_error,
     format_op_error,
     format_parse_error,
+    out_of_memory,
 )
 from tidu_mlir.dialects.cg import GraphOp, LinearOp, key_spec
 from tidu_mlir.graph import FragmentNotFoundError, fragment_signature, lookup_fragment
@@ -48,7 +49,9 @@ class SourceDiagnostic(RunError):
 def load_module(path: str) -> ModuleOp:
     """Parse and verify a file, turning bad input into a `RunError`."""
     try:
-        with open(path, encoding="utf-8") as handle:
+        # As tidu-opt: bytes that are not UTF-8 become U+FFFD, which the parser
+        # reports where it meets one (outside comments and strings).
+        with open(path, encoding="utf-8", errors="replace") as handle:
             source = handle.read()
     except OSError as error:
         raise RunError(f"cannot read '{path}': {error.strerror}") from error
@@ -185,6 +188,9 @@ def run(argv: Sequence[str] | None = None) -> int:
         return 1
     except (RunError, FragmentNotFoundError, DiagnosticException) as error:
         print(f"tidu-run: {error}", file=sys.stderr)
+        return 1
+    except MemoryError as error:  # the entry's tensors are too large for this machine
+        print(f"tidu-run: error: {out_of_memory(error)}", file=sys.stderr)
         return 1
     return 0
 

@@ -1,0 +1,98 @@
+"""Time for `tidu-opt` and `tidu-run` to accept or reject ~1 MB inputs, against
+the 1 s target of the reliability issue (diagnostics for malformed inputs
+up to 1 MB within 1 s).
+
+    python bench/bench_parse.py [--repeat 3] [--only NAME]
+
+The inputs are `tests/fuzz/large_inputs.py`'s: valid modules (22,000 ops in
+one function; one dense constant of 50,000 numbers) and malformed ones (an
+unterminated string before 1 MB of ops, brackets nested a million deep, an
+undefined value on the last of 22,000 ops, a use before definition across
+them, a million-digit integer, a 1 MB line of garbage). For each, per tool:
+
+* in-process: `tidu_mlir.tools.opt.run` / `run.run` (the tool's own work:
+  read, parse, verify, report; the best of `--repeat` runs);
+* process: the installed executable, interpreter start-up and imports included;
+
+and the outcome (exit code, first line of stderr). tidu-run is run with
+`--entry @f --backend interp` and no arguments: a valid input ends with its
+"takes 1 arguments" error once parsed and verified.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from fuzz.large_inputs import GENERATORS, LargeInput  # noqa: E402  # pyright: ignore[reportMissingImports]
+
+from tidu_mlir.tools import opt, run  # noqa: E402
+
+TOOL_DIR = Path(sys.executable).parent
+TOOLS = {
+    "tidu-opt": (opt.run, []),
+    "tidu-run": (run.run, ["--entry", "@f", "--backend", "interp"]),
+}
+TARGET = 1.0
+
+
+def in_process(tool: str, path: Path, repeat: int) -> tuple[float, int, str]:
+    """The best time of `repeat` in-process runs, the exit code and stderr's first line."""
+    entry, extra = TOOLS[tool]
+    best, code, first = float("inf"), 0, ""
+    for _ in range(repeat):
+        err = io.StringIO()
+        start = time.perf_counter()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            code = entry([str(path), *extra])
+        best = min(best, time.perf_counter() - start)
+        first = (err.getvalue().splitlines() or [""])[0]
+    return best, code, first
+
+
+def as_process(tool: str, path: Path) -> float:
+    """Wall time of the installed executable on `path`."""
+    _, extra = TOOLS[tool]
+    start = time.perf_counter()
+    subprocess.run([str(TOOL_DIR / tool), str(path), *extra], capture_output=True, timeout=600)
+    return time.perf_counter() - start
+
+
+def bench(large: LargeInput, directory: Path, repeat: int) -> None:
+    path = directory / "input.mlir"
+    path.write_text(large.text)
+    for tool in TOOLS:
+        seconds, code, first = in_process(tool, path, repeat)
+        process = as_process(tool, path)
+        verdict = "ok" if seconds <= TARGET else f"{seconds / TARGET:.1f}x target"
+        shown = first.replace(str(path), "input.mlir")[:70]
+        size = len(large.text) / 1e6
+        print(f"{large.name:24} {tool:8} {size:5.2f} MB  in-process {seconds:6.2f} s"
+              f"  process {process:6.2f} s  {verdict:12} exit {code}  {shown}")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="in-process runs per input (best kept)"
+    )
+    parser.add_argument("--only", default=None, help="only the inputs whose name contains this")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        for generator in GENERATORS:
+            large = generator()
+            if args.only is None or args.only in large.name:
+                bench(large, Path(scratch), args.repeat)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,97 @@
+"""About 1 MB inputs for `tidu-opt` and `tidu-run`: valid modules and malformed
+ones whose error xDSL's parser could be slow or deep to reach (used by
+`test_large_inputs.py` and `bench/bench_parse.py`).
+
+Each generator returns the text, whether it is valid, and the line the
+diagnostic must point at (None for a valid input).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+MEGABYTE = 1 << 20
+
+
+@dataclass(frozen=True)
+class LargeInput:
+    name: str
+    text: str
+    valid: bool
+    error_line: int | None = None
+    """The line of the expected `input.mlir:LINE:COL: error:` (None: valid)."""
+
+
+def _chain(size: int) -> list[str]:
+    """A function of `prim.add` ops, about `size` bytes."""
+    lines = [
+        "func.func @f(%x: tensor<4xf64>) -> tensor<4xf64> {",
+        "  %v0 = prim.neg %x : tensor<4xf64>",
+    ]
+    count = size // 48
+    lines += [f"  %v{i} = prim.add %v{i - 1}, %x : tensor<4xf64>" for i in range(1, count)]
+    lines += [f"  func.return %v{count - 1} : tensor<4xf64>", "}"]
+    return lines
+
+
+def valid_chain() -> LargeInput:
+    """~22,000 ops in one function."""
+    return LargeInput("valid op chain", "\n".join(_chain(MEGABYTE)) + "\n", True)
+
+
+def valid_dense() -> LargeInput:
+    """One dense constant of ~50,000 numbers."""
+    count = MEGABYTE // 21
+    numbers = ", ".join(f"{i * 0.001:.15f}" for i in range(count))
+    text = (
+        f"func.func @f() -> tensor<{count}xf64> {{\n"
+        f"  %c = prim.constant dense<[{numbers}]> : tensor<{count}xf64>\n"
+        f"  func.return %c : tensor<{count}xf64>\n}}\n"
+    )
+    return LargeInput("valid dense literal", text, True)
+
+
+def unterminated_string() -> LargeInput:
+    """A string literal left open on line 2, then 1 MB of ops (xDSL's string
+    regex backtracks exponentially on an unterminated literal)."""
+    lines = _chain(MEGABYTE)
+    lines.insert(1, '  "test.op"() {s = "never closed')
+    return LargeInput("unterminated string", "\n".join(lines) + "\n", False, 2)
+
+
+def deep_brackets() -> LargeInput:
+    """An attribute nested a million brackets deep."""
+    return LargeInput("deep nesting", '"test.op"() {v = ' + "[" * MEGABYTE + "\n", False, 1)
+
+
+def error_at_the_end() -> LargeInput:
+    """1 MB of valid ops, then a use of an undefined value on the last op."""
+    lines = _chain(MEGABYTE)
+    lines[-2] = "  func.return %nope : tensor<4xf64>"
+    return LargeInput("error at the end", "\n".join(lines) + "\n", False, len(lines) - 1)
+
+
+def use_before_definition() -> LargeInput:
+    """The first op uses the last op's value (the dominance check over 22,000 ops)."""
+    lines = _chain(MEGABYTE)
+    count = len(lines) - 3
+    lines[1] = f"  %v0 = prim.neg %v{count - 1} : tensor<4xf64>"
+    return LargeInput("use before definition", "\n".join(lines) + "\n", False, 2)
+
+
+def long_integer() -> LargeInput:
+    """A dimension of a million digits."""
+    text = f"func.func @f(%a: tensor<{'7' * MEGABYTE}xf64>) {{\n  func.return\n}}\n"
+    return LargeInput("million-digit integer", text, False, 1)
+
+
+def garbage_line() -> LargeInput:
+    """One line of 1 MB that is not MLIR."""
+    return LargeInput("one garbage line", "%" * MEGABYTE + "\n", False, 1)
+
+
+GENERATORS: list[Callable[[], LargeInput]] = [
+    valid_chain, valid_dense, unterminated_string, deep_brackets, error_at_the_end,
+    use_before_definition, long_integer, garbage_line,
+]  # fmt: skip

@@ -1,0 +1,2 @@
+func.func @f(%x: tensor<4xf64>) -> tensor<4xf64> {
+}

@@ -1,0 +1,1 @@
+builtin.module attributes {a = 2 : f80} {}

@@ -1,0 +1,1 @@
+"test.op"() {v = 0xFFFFFFFFFFFFFFFFFFFF : f64} : () -> ()
