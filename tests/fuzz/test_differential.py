@@ -83,7 +83,7 @@ def test_jit_matches_numpy(fuzz_settings: FuzzSettings) -> None:
     """`td.jit(f)` and tnp on concrete arrays compute what numpy computes:
     same shape, same dtype (promotion), values within rounding."""
 
-    @fuzz_settings(200)
+    @fuzz_settings(100)
     @given(programs(VALUES), st.integers(0, 2**32 - 1))
     def check(program: Program, seed: int) -> None:
         inputs = program.sample_inputs(seed)
@@ -130,7 +130,7 @@ def test_derivatives_match_finite_differences(fuzz_settings: FuzzSettings) -> No
     `td.grad` of `real(sum(f * w))` is `J.T @ w`, J by central differences;
     the primal outputs of jvp and vjp are numpy's."""
 
-    @fuzz_settings(100)
+    @fuzz_settings(50)
     @given(programs(DERIVATIVES), st.integers(0, 2**32 - 1))
     def check(program: Program, seed: int) -> None:
         inputs = _smooth_inputs(program, seed)
@@ -171,7 +171,7 @@ def test_hessian_is_symmetric_and_matches_grad(fuzz_settings: FuzzSettings) -> N
     """`td.hessian` of `real(sum(f * w))` wrt the first input is symmetric and
     is the finite-difference Jacobian of `td.grad`."""
 
-    @fuzz_settings(60)
+    @fuzz_settings(30)
     @given(programs(HESSIAN), st.integers(0, 2**32 - 1))
     def check(program: Program, seed: int) -> None:
         inputs = _smooth_inputs(program, seed)
@@ -242,7 +242,7 @@ def test_matches_jax(
     program (`vjp_ours(ct) = conj(vjp_jax(conj(ct)))`, docs/complex.md)."""
     jax, jnp = jax_modules
 
-    @fuzz_settings(40)
+    @fuzz_settings(20)
     @given(programs(DERIVATIVES), st.integers(0, 2**32 - 1))
     def check(program: Program, seed: int) -> None:
         inputs = _smooth_inputs(program, seed)
