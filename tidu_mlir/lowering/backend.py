@@ -56,7 +56,8 @@ def host_target_machine() -> llvm.TargetMachine:
 
 
 def check_llvm_module(module: ModuleOp) -> None:
-    """Raise a diagnostic naming the first op that is not in the `llvm` dialect.
+    """Raise a diagnostic naming the first op that is not in the `llvm` dialect
+    (or a function or global with an empty name, which LLVM cannot declare).
 
     Top-level `cg.graph` fragments are accepted and left alone: they are the AD
     source that materialized functions were made from, not code to translate.
@@ -66,6 +67,10 @@ def check_llvm_module(module: ModuleOp) -> None:
             continue
         if not isinstance(top, llvm_dialect.FuncOp | llvm_dialect.GlobalOp):
             _not_lowered(top)
+        if not top.sym_name.data:
+            raise DiagnosticException(
+                f"cannot translate to LLVM IR: a '{top.name}' has an empty symbol name"
+            )
         for op in top.walk():
             if isinstance(op, UnrealizedConversionCastOp) or not op.name.startswith("llvm."):
                 _not_lowered(op)
