@@ -30,6 +30,8 @@ from tidu_mlir.dialects.prim.types import tensor_dtype, tensor_type_of
 from tidu_mlir.interfaces import (
     BatchContext,
     Differentiable,
+    LinearizedBody,
+    RuleContext,
     batched_type,
     coerce_array,
     evaluate_ops,
@@ -145,14 +147,7 @@ def rebuilt(
     arguments bound to `args_of_body(new args)`; yields `finish(block, new
     args, body's yielded values)` (which may append ops to the block)."""
     block = Block(arg_types=arg_types)
-    old = body.block
-    mapping: dict[SSAValue, SSAValue] = dict(zip(old.args, args_of_body(block.args), strict=True))
-    terminator = old.last_op
-    assert terminator is not None
-    for op in old.ops:
-        if op is not terminator:
-            block.add_op(op.clone(value_mapper=mapping))
-    yielded = [mapping.get(v, v) for v in terminator.operands]
+    yielded = clone_into(block, body, args_of_body(block.args))
     block.add_op(YieldOp(finish(block, block.args, yielded)))
     return Region(block)
 
@@ -240,3 +235,24 @@ def broadcast_yields(body: Region, batched: Sequence[bool], size: int) -> Region
         return out
 
     return rebuilt(body, argument_types(body), lambda args: args, finish)
+
+
+def linearize_carried(
+    ctx: RuleContext, body: Region, tangents: Sequence[SSAValue | None], carries: int
+) -> tuple[LinearizedBody, list[bool]]:
+    """`ctx.linearize_body` of a loop body whose first `carries` arguments are
+    carried from its first results: a carry that gets a tangent in the body has
+    one from the start, so linearize again until the active carries are stable.
+    The linearization and the active arguments."""
+    active = [tangent is not None for tangent in tangents]
+    linearized = ctx.linearize_body(body, active)
+    while any(
+        r and not a
+        for r, a in zip(linearized.active_results[:carries], active[:carries], strict=True)
+    ):
+        active[:carries] = [
+            a or r
+            for a, r in zip(active[:carries], linearized.active_results[:carries], strict=True)
+        ]
+        linearized = ctx.linearize_body(body, active)
+    return linearized, active

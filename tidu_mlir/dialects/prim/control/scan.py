@@ -52,6 +52,7 @@ from tidu_mlir.dialects.prim.control.bodies import (
     cast_results,
     check_types,
     linear_arguments_of,
+    linearize_carried,
     padded_yields,
     rebuilt,
     region_from,
@@ -255,16 +256,7 @@ class ScanOp(PrimOp):
 
     def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
         carries, xs = len(self.init), len(self.xs)
-        active = [tangent is not None for tangent in tangents]
-        linearized = ctx.linearize_body(self.body, active)
-        while any(
-            r and not a
-            for r, a in zip(linearized.active_results[:carries], active[:carries], strict=True)
-        ):
-            # A carry that gets a tangent in the body has one from the start.
-            for index in range(carries):
-                active[index] = active[index] or linearized.active_results[index]
-            linearized = ctx.linearize_body(self.body, active)
+        linearized, active = linearize_carried(ctx, self.body, tangents, carries)
         results = [*active[:carries], *linearized.active_results[carries:]]
         linear_body = padded_yields(
             linearized.linear, [r.type for r in self.results], linearized.active_results, results

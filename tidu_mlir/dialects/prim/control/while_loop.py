@@ -27,6 +27,7 @@ from tidu_mlir.dialects.prim.control.bodies import (
     cast_results,
     check_types,
     clone_into,
+    linearize_carried,
     padded_yields,
     region_from,
     run_region,
@@ -170,15 +171,7 @@ class WhileOp(PrimOp):
 
     def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
         carries = len(self.init)
-        active = [tangent is not None for tangent in tangents]
-        linearized = ctx.linearize_body(self.body, active)
-        while any(
-            r and not a for r, a in zip(linearized.active_results, active[:carries], strict=True)
-        ):  # a carry that gets a tangent in the body has one from the start
-            active[:carries] = [
-                a or r for a, r in zip(active[:carries], linearized.active_results, strict=True)
-            ]
-            linearized = ctx.linearize_body(self.body, active)
+        linearized, active = linearize_carried(ctx, self.body, tangents, carries)
         carry_types = [v.type for v in self.init]
         linear = padded_yields(
             linearized.linear, carry_types, linearized.active_results, active[:carries]
