@@ -8,29 +8,39 @@ transforms take and return pytrees of arrays: dicts, lists, tuples,
 namedtuples, registered classes). `td.config` holds the cache bounds and the
 `log_compiles` flag (`td.config.update("compile_cache_size", 64)`),
 `td.clear_caches()` empties every cache.
+
+The public names are imported on first use (module `__getattr__`), so tools
+that only need the dialects and passes, such as `tidu-opt`, start without
+loading the tracing and JIT machinery.
 """
 
-from tidu_mlir import config, lax, tree_util
-from tidu_mlir.api import (
-    checkpoint,
-    grad,
-    hessian,
-    hvp,
-    ir,
-    jacfwd,
-    jacrev,
-    jit,
-    jvp,
-    linear_transpose,
-    linearize,
-    lower,
-    saved_residuals,
-    value_and_grad,
-    vjp,
-    vmap,
-)
-from tidu_mlir.config import clear_caches
-from tidu_mlir.draw import draw
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tidu_mlir import config, lax, tree_util
+    from tidu_mlir.api import (
+        checkpoint,
+        grad,
+        hessian,
+        hvp,
+        ir,
+        jacfwd,
+        jacrev,
+        jit,
+        jvp,
+        linear_transpose,
+        linearize,
+        lower,
+        saved_residuals,
+        value_and_grad,
+        vjp,
+        vmap,
+    )
+    from tidu_mlir.config import clear_caches
+    from tidu_mlir.draw import draw
 
 __all__ = [
     "checkpoint",
@@ -55,3 +65,23 @@ __all__ = [
     "vjp",
     "vmap",
 ]
+
+_SUBMODULES = frozenset({"config", "lax", "tree_util"})
+_DEFINED_ELSEWHERE = {"clear_caches": "tidu_mlir.config", "draw": "tidu_mlir.draw"}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first access and keep it in the package."""
+    if name in _SUBMODULES:
+        value = importlib.import_module(f"tidu_mlir.{name}")
+    elif name in __all__:
+        module = _DEFINED_ELSEWHERE.get(name, "tidu_mlir.api")
+        value = getattr(importlib.import_module(module), name)
+    else:
+        raise AttributeError(f"module 'tidu_mlir' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

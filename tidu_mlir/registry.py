@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from xdsl.context import Context
@@ -15,10 +16,17 @@ from tidu_mlir.dialects.prim import PRIM
 ALL_DIALECTS: tuple[Dialect, ...] = (CG, PRIM)
 
 
+@functools.cache
+def xdsl_universe() -> Universe:
+    """xDSL's dialects, passes and targets with its plugins', discovered once
+    per process (the discovery reads every installed package's metadata)."""
+    return Universe.get_multiverse()
+
+
 def make_context() -> Context:
     """A context with xDSL's dialects and the tidu dialects, loaded on demand."""
     ctx = Context()
-    for name, factory in Universe.get_multiverse().all_dialects.items():
+    for name, factory in xdsl_universe().all_dialects.items():
         ctx.register_dialect(name, factory)
     for dialect in ALL_DIALECTS:
         ctx.register_dialect(dialect.name, lambda dialect=dialect: dialect)

@@ -52,7 +52,7 @@ from tidu_mlir.diagnostics import (
 )
 from tidu_mlir.lowering import LOWERING_TARGETS
 from tidu_mlir.passes.options import SymNameOptionPass, quote_pass_options
-from tidu_mlir.registry import all_passes, make_context
+from tidu_mlir.registry import all_passes, make_context, xdsl_universe
 
 
 class TiduOptMain(xDSLOptMain):
@@ -72,7 +72,8 @@ class TiduOptMain(xDSLOptMain):
     def register_all_targets(self) -> None:
         self.available_targets.update(LOWERING_TARGETS)  # ours win over xDSL's `llvm`
         self.available_targets.update(TOOL_TARGETS)
-        super().register_all_targets()
+        for name, factory in xdsl_universe().all_targets.items():
+            self.available_targets.setdefault(name, factory)
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
@@ -85,8 +86,7 @@ class TiduOptMain(xDSLOptMain):
         )
 
     def register_all_passes(self) -> None:
-        super().register_all_passes()
-        for name, factory in all_passes().items():
+        for name, factory in {**xdsl_universe().all_passes, **all_passes()}.items():
             self.register_pass(name, factory)
 
     def setup_pipeline(self) -> None:
