@@ -22,6 +22,7 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import DiagnosticException
 
 from tidu_mlir.dialects.cg import GraphOp
+from tidu_mlir.lowering.allocation_guard import add_allocation_guards
 from tidu_mlir.lowering.vector_library import use_libmvec
 
 OPT_LEVEL = 3
@@ -109,6 +110,7 @@ def translate_to_llvm_ir(module: ModuleOp) -> str:
             ir_module.get_global(op.sym_name.data).linkage = "internal"
         if op.no_inline is not None:
             ir_module.get_global(op.sym_name.data).attributes.add("noinline")
+    add_allocation_guards(ir_module)
     return str(ir_module)
 
 

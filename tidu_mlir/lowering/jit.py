@@ -52,6 +52,7 @@ from xdsl.ir import Attribute
 from xdsl.parser import Parser
 
 from tidu_mlir.config import LRUCache
+from tidu_mlir.lowering.allocation_guard import FAILED, KEY_GLOBAL, guard_name, install_key
 from tidu_mlir.lowering.backend import (
     LLVM_LOCK,
     new_target_machine,
@@ -200,13 +201,18 @@ class Signature:
             raise ValueError("malformed signature: the result must be a scalar")
         return Signature(name, inputs, cast(tuple[BufferParam, ...], outputs), result)
 
-    def c_prototype(self) -> str:
-        """The C function-pointer type of the native entry point (cffi syntax)."""
+    def c_prototype(self, guarded: bool = False) -> str:
+        """The C function-pointer type of the native entry point (cffi syntax), or
+        of its guard (`allocation_guard`: an int status, the result through a
+        trailing pointer)."""
         args = [
             "void *" if isinstance(p, BufferParam) else _c_scalar(p.dtype)
             for p in (*self.inputs, *self.outputs)
         ]
         restype = "void" if self.result is None else _c_scalar(self.result.dtype)
+        if guarded:
+            args += [] if self.result is None else [f"{restype} *"]
+            restype = "int"
         return f"{restype} (*)({', '.join(args) or 'void'})"
 
 
@@ -309,10 +315,13 @@ class JitFunction:
     the native call).
     """
 
-    def __init__(self, owner: "CompiledModule", signature: Signature, address: int) -> None:
+    def __init__(
+        self, owner: "CompiledModule", signature: Signature, address: int, guarded: bool = False
+    ) -> None:
         self.owner = owner
         self.signature = signature
-        self._native = _ffi.cast(signature.c_prototype(), address)
+        self._guarded = guarded
+        self._native = _ffi.cast(signature.c_prototype(guarded), address)
         self._checks = tuple(
             _buffer_checker(signature.name, i, p)
             if isinstance(p, BufferParam)
@@ -327,10 +336,25 @@ class JitFunction:
             self._wrong_count(len(args))
         native = [check(a) for check, a in zip(self._checks, args, strict=True)]
         outputs = [np.empty(shape, dtype) for shape, dtype in self._outputs]
-        result = self._native(*native, *[_pointer_to(o) for o in outputs])
+        pointers = [_pointer_to(o) for o in outputs]
+        if self._guarded:
+            result = self._call_guarded(native, pointers)
+        else:
+            result = self._native(*native, *pointers)
         if self._returns == len(outputs):
             return None if not outputs else outputs[0] if len(outputs) == 1 else tuple(outputs)
         return result if not outputs else (*outputs, result)
+
+    def _call_guarded(self, native: list[object], pointers: list[object]) -> object:
+        """Call the entry's guard (`allocation_guard`); its scalar result, if any."""
+        result = self.signature.result
+        slot = [] if result is None else [_ffi.new(f"{_c_scalar(result.dtype)} *")]
+        if self._native(*native, *pointers, *slot) == FAILED:
+            raise MemoryError(
+                f"@{self.signature.name}: a temporary buffer could not be allocated "
+                "(malloc failed); the arrays are too large for this machine's memory"
+            )
+        return slot[0][0] if slot else None
 
     def _wrong_count(self, got: int) -> NoReturn:
         sig = self.signature
@@ -459,6 +483,9 @@ class CompiledModule:
     def function(self, name: str, num_outputs: int | None = None) -> JitFunction:
         """The entry point `name`; `num_outputs` overrides its `tidu.num_outputs`."""
         signature = self.signature(name, num_outputs)
+        guard = self._engine.get_function_address(guard_name(name))
+        if guard:
+            return JitFunction(self, signature, guard, guarded=True)
         address = self._engine.get_function_address(name)
         if not address:
             raise KeyError(f"no native symbol @{name} in the compiled code")
@@ -504,6 +531,9 @@ def _engine_from_object(object_code: bytes) -> llvm_binding.ExecutionEngine:
         engine.add_object_file(llvm_binding.ObjectFileRef.from_data(object_code))
         engine.finalize_object()
         engine.run_static_constructors()
+        key_address = engine.get_global_value_address(KEY_GLOBAL)
+        if key_address:
+            install_key(key_address)
         return engine
 
 

@@ -34,6 +34,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.utils.exceptions import DiagnosticException
 
+from tidu_mlir.lowering.allocation_guard import CHECKED_MALLOC
 from tidu_mlir.lowering.common import (
     declare_functions,
     replace_with_legal,
@@ -146,7 +147,8 @@ class ConvertAlloca(RewritePattern):
 
 @dataclass
 class ConvertHeapOps(RewritePattern):
-    """alloc -> `malloc`, dealloc -> `free`; called functions are collected in `declarations`."""
+    """alloc -> `tidu_malloc` (`malloc` that turns failure into `MemoryError`, see
+    `allocation_guard`), dealloc -> `free`; callees are collected in `declarations`."""
 
     declarations: dict[str, llvm.LLVMFunctionType] = field(
         default_factory=dict[str, llvm.LLVMFunctionType]
@@ -157,8 +159,8 @@ class ConvertHeapOps(RewritePattern):
             typ = op.memref.type
             ops: list[Operation] = []
             size = _constant(_buffer_elements(typ) * byte_size(typ.element_type), ops)
-            self.declarations["malloc"] = llvm.LLVMFunctionType([i64], _PTR)
-            call = llvm.CallOp("malloc", size, return_type=_PTR)
+            self.declarations[CHECKED_MALLOC] = llvm.LLVMFunctionType([i64], _PTR)
+            call = llvm.CallOp(CHECKED_MALLOC, size, return_type=_PTR)
             replace_with_legal(op, [*ops, call], rewriter)
         elif isinstance(op, memref.DeallocOp):
             self.declarations["free"] = llvm.LLVMFunctionType([_PTR])

@@ -1,0 +1,131 @@
+"""Failed allocations in native code become `MemoryError`, not a crash.
+
+Compiled code takes its temporaries from `tidu_malloc` (the lowering of
+`memref.alloc`), which calls `malloc` and, when it returns NULL, jumps back
+(`longjmp`) to the guard of the entry point that is running. Every externally
+visible function `@f` of a module that allocates gets a guard `@"f.guarded"`:
+it records a jump buffer for the calling thread (a pthread key, since MCJIT
+has no thread-local storage), calls `@f`, and returns 0, or 1 if an allocation
+failed; a scalar result of `@f` goes through a trailing pointer argument.
+`JitFunction` calls the guard and raises `MemoryError` on 1.
+
+Temporaries allocated by the failed call before the failure are not freed
+(there is no record of them); the process stays usable. Modules that allocate
+nothing get no guard and are called directly.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+
+from llvmlite import ir
+
+CHECKED_MALLOC = "tidu_malloc"
+"""What `memref.alloc` lowers to: `malloc` that jumps to the guard on failure."""
+
+KEY_GLOBAL = "tidu.jump_key"
+"""The module global holding the process's pthread key (set at load)."""
+
+FAILED = 1
+"""What a guard returns when an allocation failed (0: the call completed)."""
+
+_JMP_BUF_BYTES = 512  # glibc's x86-64 / aarch64 jmp_buf is 200 / 312 bytes
+
+_I32 = ir.IntType(32)
+_I64 = ir.IntType(64)
+_PTR = ir.PointerType()
+
+
+def guard_name(function: str) -> str:
+    """The name of the guard of the entry point `function`."""
+    return f"{function}.guarded"
+
+
+def add_allocation_guards(module: ir.Module) -> None:
+    """Define `tidu_malloc` and a guard per external function, if `module`
+    calls `tidu_malloc` (it is declared then)."""
+    checked = module.globals.get(CHECKED_MALLOC)
+    if not isinstance(checked, ir.Function):
+        return
+    entries = [
+        fn
+        for fn in module.functions
+        if not fn.is_declaration and fn.linkage not in ("internal", "private")
+    ]
+    key = ir.GlobalVariable(module, _I32, KEY_GLOBAL)
+    key.initializer = ir.Constant(_I32, 0)  # pyright: ignore[reportAttributeAccessIssue] - untyped in llvmlite
+    _define_checked_malloc(module, checked, key)
+    for entry in entries:
+        entry.attributes.add("noinline")  # one copy of the body, called by its guard
+        _define_guard(module, entry, key)
+
+
+def _declare(module: ir.Module, name: str, ret: ir.Type, *args: ir.Type) -> ir.Function:
+    existing = module.globals.get(name)
+    if isinstance(existing, ir.Function):
+        return existing
+    return ir.Function(module, ir.FunctionType(ret, args), name)
+
+
+def _define_checked_malloc(module: ir.Module, fn: ir.Function, key: ir.GlobalVariable) -> None:
+    malloc = _declare(module, "malloc", _PTR, _I64)
+    get_specific = _declare(module, "pthread_getspecific", _PTR, _I32)
+    longjmp = _declare(module, "longjmp", ir.VoidType(), _PTR, _I32)
+    longjmp.attributes.add("noreturn")
+    fn.linkage = "internal"
+    (size,) = fn.args
+    builder = ir.IRBuilder(fn.append_basic_block("entry"))
+    pointer = builder.call(malloc, [size])
+    is_null = builder.icmp_unsigned("==", pointer, ir.Constant(_PTR, None))
+    failed = builder.and_(is_null, builder.icmp_unsigned("!=", size, ir.Constant(_I64, 0)))
+    with builder.if_then(failed, likely=False):
+        buffer = builder.call(get_specific, [builder.load(key)])
+        builder.call(longjmp, [buffer, ir.Constant(_I32, FAILED)])
+        builder.unreachable()
+    builder.ret(pointer)
+
+
+def _define_guard(module: ir.Module, entry: ir.Function, key: ir.GlobalVariable) -> None:
+    returns = entry.function_type.return_type
+    result_slot = [] if isinstance(returns, ir.VoidType) else [_PTR]
+    guard_type = ir.FunctionType(_I32, [*entry.function_type.args, *result_slot])
+    guard = ir.Function(module, guard_type, guard_name(entry.name))
+    get_specific = _declare(module, "pthread_getspecific", _PTR, _I32)
+    set_specific = _declare(module, "pthread_setspecific", _I32, _I32, _PTR)
+    setjmp = _declare(module, "_setjmp", _I32, _PTR)
+    setjmp.attributes.add("returns_twice")
+
+    builder = ir.IRBuilder(guard.append_basic_block("entry"))
+    buffer = builder.alloca(ir.ArrayType(ir.IntType(8), _JMP_BUF_BYTES))
+    buffer.align = 16  # pyright: ignore[reportAttributeAccessIssue] - untyped in llvmlite
+    thread_key = builder.load(key)
+    previous = builder.call(get_specific, [thread_key])
+    builder.call(set_specific, [thread_key, buffer])
+    jumped = builder.call(setjmp, [buffer])  # returns twice: the declaration says so
+    completed = builder.icmp_signed("==", jumped, ir.Constant(_I32, 0))
+    with builder.if_else(completed) as (run, failed):
+        with run:
+            value = builder.call(entry, guard.args[: len(entry.args)])
+            if result_slot:
+                builder.store(value, guard.args[-1])
+        with failed:
+            pass
+    status = builder.select(completed, ir.Constant(_I32, 0), ir.Constant(_I32, FAILED))
+    builder.call(set_specific, [thread_key, previous])
+    builder.ret(status)
+
+
+@functools.cache
+def process_key() -> int:
+    """The pthread key guards keep their jump buffers under, made once per process."""
+    libc = ctypes.CDLL(None)
+    key = ctypes.c_uint(0)
+    if libc.pthread_key_create(ctypes.byref(key), None) != 0:
+        raise MemoryError("pthread_key_create failed: no key for the allocation guards")
+    return key.value
+
+
+def install_key(global_address: int) -> None:
+    """Give a loaded module (its `KEY_GLOBAL` at `global_address`) the process's key."""
+    ctypes.c_uint.from_address(global_address).value = process_key()
