@@ -341,8 +341,16 @@ def _strip_prefix(message: str) -> str:
 def format_parse_error(error: ParseError) -> str:
     """A parse error in the same `file:line:col: error: message` form."""
     context = error.span.print_with_context().splitlines()[1:]
-    text = f"{error.span.get_location()}: error: {error.msg}"
+    text = f"{error.span.get_location()}: error: {_unformatted_placeholders_filled(error)}"
     return "\n".join([text, *(line for line in context if line.strip())])
+
+
+def _unformatted_placeholders_filled(error: ParseError) -> str:
+    """xDSL 0.74's lexer says "Expected suffix identifier after {first_char}"
+    (a missing f-string prefix); name the character it means."""
+    if "{first_char}" not in error.msg:
+        return error.msg
+    return error.msg.replace("{first_char}", repr(error.span.text[:1]))
 
 
 def out_of_memory(error: MemoryError) -> str:

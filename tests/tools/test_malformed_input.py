@@ -321,3 +321,10 @@ def test_tidu_run_reports_source_diagnostics(
     Path("in.mlir").write_text(source)
     code = run.run(["in.mlir", "--entry", "@f", "--backend", "interp"])
     expect_diagnostic(code, capsys.readouterr().err, where, message)
+
+
+@pytest.mark.parametrize("sigil", ["%", "^", "!", "#"])
+def test_a_bare_sigil_names_the_character(capsys: pytest.CaptureFixture[str], sigil: str) -> None:
+    """xDSL's lexer message has an unfilled `{first_char}`; ours names the character."""
+    code, err = tidu_opt(capsys, f"builtin.module {{\n  {sigil}\n}}\n")
+    expect_diagnostic(code, err, "2:3", f"Expected suffix identifier after '{sigil}'")
