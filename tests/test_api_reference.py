@@ -1,6 +1,7 @@
 """The API reference (`docs/reference/`) cannot rot: it builds with warnings as
-errors, shows every public name, runs its examples, gives every transform and
-`td.lax` function an example, and its coverage tables name real functions."""
+errors, shows every public name, runs its examples, gives every transform,
+`td.lax` and `td.nn` function an example, and its coverage tables name real
+functions."""
 
 from __future__ import annotations
 
@@ -20,11 +21,17 @@ MODULES = (
     "tidu_mlir",
     "tidu_mlir.numpy",
     "tidu_mlir.lax",
+    "tidu_mlir.nn",
     "tidu_mlir.tree_util",
     "tidu_mlir.eager",
 )
 # Each public function of these needs a doctest calling it as `prefix.name`.
-EXAMPLE_PREFIXES = {"tidu_mlir": "td", "tidu_mlir.lax": "lax", "tidu_mlir.tree_util": "tree_util"}
+EXAMPLE_PREFIXES = {
+    "tidu_mlir": "td",
+    "tidu_mlir.lax": "lax",
+    "tidu_mlir.nn": "td.nn",
+    "tidu_mlir.tree_util": "tree_util",
+}
 
 
 def _sphinx(builder: str, out: Path, doctrees: Path) -> subprocess.CompletedProcess[str]:
@@ -68,9 +75,14 @@ def test_examples_run(built: Path) -> None:
 
 
 def _doctest_lines() -> list[str]:
+    """The examples' code: the pages' and the docstrings' (autodoc shows those)."""
+    texts = [page.read_text() for page in REFERENCE.glob("*.rst")]
+    for module_name in MODULES:
+        module = importlib.import_module(module_name)
+        texts += [inspect.getdoc(getattr(module, name)) or "" for name in module.__all__]
     lines = []
-    for page in REFERENCE.glob("*.rst"):
-        for line in page.read_text().splitlines():
+    for text in texts:
+        for line in text.splitlines():
             stripped = line.strip()
             if stripped.startswith((">>> ", "... ")):
                 lines.append(stripped[4:])
@@ -84,7 +96,7 @@ def test_every_transform_and_lax_function_has_an_example() -> None:
         module = importlib.import_module(module_name)
         for name in module.__all__:
             if inspect.isroutine(getattr(module, name)) and not re.search(
-                rf"\b{prefix}\.{name}\b", code
+                rf"\b{re.escape(prefix)}\.{name}\b", code
             ):
                 missing.append(f"{module_name}.{name}")
     assert not missing, (
@@ -109,7 +121,7 @@ def _coverage_lists() -> dict[str, list[str]]:
     return lists
 
 
-@pytest.mark.parametrize("against", ["numpy", "jax.lax", "jax"])
+@pytest.mark.parametrize("against", ["numpy", "jax.lax", "jax", "jax.nn"])
 def test_coverage_tables_list_real_names(against: str) -> None:
     names = _coverage_lists()[against]
     library = pytest.importorskip(against)

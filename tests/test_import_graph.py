@@ -123,6 +123,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tidu_mlir.passes", "tidu_mlir.execution", "tidu_mlir.tracing"),
     ("tidu_mlir.control_flow",),
     ("tidu_mlir.numpy", "tidu_mlir.lax", "tidu_mlir.registry"),
+    ("tidu_mlir.nn",),
     ("tidu_mlir.api", "tidu_mlir.eager", "tidu_mlir.tools"),
     ("tidu_mlir",),
 )

@@ -3,7 +3,8 @@
 `import tidu_mlir as td` gives the function transforms of `tidu_mlir.api`
 (`td.jit`, `td.grad`, ...); `import tidu_mlir.numpy as tnp` the numpy-named
 functions to write traced functions with; `td.lax` the primitive-level
-functions numpy has no name for; `td.tree_util` the pytree functions (the
+functions numpy has no name for; `td.nn` the neural-network functions of
+`jax.nn` (`softmax`, `relu`, ...); `td.tree_util` the pytree functions (the
 transforms take and return pytrees of arrays: dicts, lists, tuples,
 namedtuples, registered classes). `td.config` holds the cache bounds and the
 `log_compiles` flag (`td.config.update("compile_cache_size", 64)`),
@@ -20,7 +21,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tidu_mlir import config, lax, tree_util
+    from tidu_mlir import config, lax, nn, tree_util
     from tidu_mlir.api import (
         checkpoint,
         grad,
@@ -59,6 +60,7 @@ __all__ = [
     "linear_transpose",
     "linearize",
     "lower",
+    "nn",
     "saved_residuals",
     "tree_util",
     "value_and_grad",
@@ -66,7 +68,7 @@ __all__ = [
     "vmap",
 ]
 
-_SUBMODULES = frozenset({"config", "lax", "tree_util"})
+_SUBMODULES = frozenset({"config", "lax", "nn", "tree_util"})
 _DEFINED_ELSEWHERE = {"clear_caches": "tidu_mlir.config", "draw": "tidu_mlir.draw"}
 
 

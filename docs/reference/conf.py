@@ -12,7 +12,7 @@ directives do it:
   borrowed from a type (a `functools.partial`'s), gets the `:undocumented:`
   text instead (`{name}` filled in).
 * `tidu-coverage MODULE`: a table of which names of a reference library
-  (numpy, `jax.lax`, `jax`) `MODULE` has. Content lines are
+  (numpy, `jax.lax`, `jax`, `jax.nn`) `MODULE` has. Content lines are
   `group: name name=elsewhere ...`: a name of `MODULE.__all__` is "in", one
   given `=elsewhere` (for instance `sub=tnp.subtract`) is covered by another
   tidu name, the rest are "not yet". Public names in no group get a row.
@@ -58,7 +58,12 @@ from tidu_mlir import lax
 
 logger = logging.getLogger(__name__)
 
-ALIASES = {"td": "tidu_mlir", "tnp": "tidu_mlir.numpy", "td.lax": "tidu_mlir.lax"}
+ALIASES = {
+    "td": "tidu_mlir",
+    "tnp": "tidu_mlir.numpy",
+    "td.lax": "tidu_mlir.lax",
+    "td.nn": "tidu_mlir.nn",
+}
 """The short module names a coverage table's `=elsewhere` may use."""
 
 

@@ -4,7 +4,7 @@ The recording layer, generic over dialects: `KeySource`, `Recorder`,
 `RecordedGraph`, `EagerInput`, `EagerOutput`, the `BackwardExecutor` protocol
 and `try_backward`. On top of it a ready frontend: `Tensor` (numpy-backed,
 PyTorch-style `.backward()` / `.grad`), `tensor(...)`, `no_grad()` and, under
-the same names, every function of `tidu_mlir.numpy` on tensors
+the same names, every function of `tidu_mlir.numpy` and of `td.nn` on tensors
 (`tidu_mlir.eager.functions.FUNCTIONS`).
 """
 

@@ -1,4 +1,5 @@
-"""numpy-named functions on `Tensor`s: one for each function of `tidu_mlir.numpy`.
+"""numpy-named functions on `Tensor`s: one for each function of `tidu_mlir.numpy`
+and of `tidu_mlir.nn`.
 
 Each function calls the `tidu_mlir.numpy` function of the same name twice over:
 on the concrete arrays (where it is numpy) for the result, and, when the
@@ -13,20 +14,23 @@ that cannot carry a gradient (the booleans of comparisons) are never recorded.
 
 The functions whose arguments are all arrays (`sin`, `add`, `less`, `where`,
 ...) are made from `tnp.__all__`; those with static arguments (axes, shapes,
-a dtype, einsum's subscripts) are written out below. `FUNCTIONS` holds them
-all, and this module binds itself as the operators of `Tensor`.
+a dtype, einsum's subscripts) are written out below; the `td.nn` functions
+take one array and static arguments (`axis`, `approximate`, ...). `FUNCTIONS`
+holds them all, and this module binds itself as the operators of `Tensor`.
 """
 
 from __future__ import annotations
 
 import builtins
 import functools
+import inspect
 import sys
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import numpy as np
 
+import tidu_mlir.nn as nn
 import tidu_mlir.numpy as tnp
 from tidu_mlir.config import LRUCache
 from tidu_mlir.dialects import cg
@@ -277,10 +281,34 @@ def _array_function(name: str) -> Callable[..., Tensor]:
     return op
 
 
+# --------------------------------------------------------------------------
+# td.nn functions: one array, static arguments
+# --------------------------------------------------------------------------
+
+
+def _nn_function(name: str) -> Callable[..., Tensor]:
+    """`td.nn.<name>` on tensors: the first argument is the array, the others
+    (`axis`, `keepdims`, `approximate`, `num_classes`, `dtype`) are static."""
+    fn = getattr(nn, name)
+    signature = inspect.signature(fn)
+
+    def op(*args: Any, **kwargs: Any) -> Tensor:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        (_, x), *static = bound.arguments.items()
+        return apply(name, lambda a: fn(a, **dict(static)), (x,), _freeze(tuple(static)))
+
+    functools.update_wrapper(op, fn, assigned=())  # inspect.signature shows td.nn's
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"`td.nn.{name}` on a tensor, recorded for backward when it has a gradient."
+    return op
+
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {
-    name: STATIC_ARGUMENTS.get(name) or _array_function(name) for name in tnp.__all__
+    **{name: STATIC_ARGUMENTS.get(name) or _array_function(name) for name in tnp.__all__},
+    **{name: _nn_function(name) for name in nn.__all__},
 }
-"""The numpy-named functions on tensors, by name: one for each of `tnp.__all__`."""
+"""The functions on tensors, by name: one for each of `tnp.__all__` and `td.nn.__all__`."""
 
 globals().update(FUNCTIONS)
 Tensor.bind_functions(sys.modules[__name__])
