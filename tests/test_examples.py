@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,3 +52,16 @@ def test_readme_python_tour_runs() -> None:
         exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102 - our own README
     grads = namespace["grads"]
     assert isinstance(grads, dict) and grads["w"].shape == (8, 3) and grads["b"].shape == (8,)
+
+
+def test_readme_eager_step_keeps_the_leaf_and_follows_the_gradient() -> None:
+    """The tour's eager lines: the gradient of sum(tanh(w)·w) and an SGD step
+    under no_grad that leaves `w` a leaf requiring grad."""
+    text = (ROOT / "README.md").read_text()
+    block = next(b.split("```", 1)[0] for b in text.split("```python\n")[1:] if "eager" in b)
+    namespace: dict[str, object] = {}
+    exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102 - our own README
+    w = namespace["w"]
+    grad = np.tanh(1.0) + (1 - np.tanh(1.0) ** 2)  # d/dw tanh(w)·w at w = 1
+    assert w.requires_grad  # type: ignore[attr-defined]
+    np.testing.assert_allclose(w.numpy(), np.full(3, 1.0 - 0.1 * grad))  # type: ignore[attr-defined]
