@@ -32,9 +32,18 @@ from xdsl.dialects.builtin import (
     RankedStructure,
     StringAttr,
 )
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
+from xdsl.ir import (
+    AttributeInvT,
+    Block,
+    BlockArgument,
+    Operation,
+    OpResult,
+    Region,
+    SSAValue,
+)
 from xdsl.irdl.dominance import DominanceInfo
 from xdsl.parser import BaseParser, Parser
+from xdsl.parser.core import UnresolvedOperand
 from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Input, Position, Span
@@ -99,8 +108,34 @@ class LocatingParser(Parser):
         self._text, self._name = text, name
         self._line_offset = line_offset
         self._last_line = (0, 1)  # (position, its line): lines are counted from there
+        self._first_forward_use: dict[str, Span] = {}
+
+    def resolve_operand(
+        self, operand: UnresolvedOperand, type: AttributeInvT
+    ) -> SSAValue[AttributeInvT]:
+        # Remember where a name is first used before its definition: xDSL reports
+        # a name never defined at the end of the input, we report it at its use.
+        name = operand.operand_name
+        if name not in self.ssa_values and name not in self.forward_ssa_references:
+            self._first_forward_use[name] = operand.span  # a new forward reference
+        return super().resolve_operand(operand, type)
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        try:
+            return self._parse_module(allow_implicit_module)
+        except ParseError as error:
+            if "values used but not defined" not in error.msg or not self.forward_ssa_references:
+                raise
+            self._raise_at_first_undefined_use()
+
+    def _raise_at_first_undefined_use(self) -> NoReturn:
+        undefined = [self._first_forward_use[name] for name in self.forward_ssa_references]
+        first = min(undefined, key=lambda span: span.start)
+        others = len(undefined) - 1
+        more = f" (and {others} more undefined value{'s' * (others > 1)})" if others else ""
+        raise ParseError(first, f"use of undefined value {first.text}{more}")
+
+    def _parse_module(self, allow_implicit_module: bool) -> ModuleOp:
         # Errors of xDSL's parser that are about the input, reported where the
         # parser stopped: nesting deeper than its recursion allows (it recurses
         # per region, type, attribute and bracket), and integer literals beyond

@@ -37,7 +37,7 @@ builtin.module {
     cg.output %y : tensor<f64>
   }
 }
-// CHECK: verify-errors.mlir:42:1: error: values used but not defined: [%dx]
+// CHECK: verify-errors.mlir:36:19: error: use of undefined value %dx
 
 // -----
 
