@@ -59,17 +59,22 @@ def parse(ctx: Context):
     return _parse
 
 
+EXTRAS = {"jax": "oracle", "torch": "oracle", "dask": "dask"}
+"""A word in a skip reason, and the extra that installs what was missing."""
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """Say how many oracle comparisons were skipped and why (JAX not installed)."""
-    skipped = terminalreporter.stats.get("skipped", [])
-    reasons: dict[str, int] = {}
-    for report in skipped:
+    """Say how many tests of an optional extra were skipped and why (JAX oracle
+    comparisons without JAX, the Dask cluster tests without Dask)."""
+    reasons: dict[tuple[str, str], int] = {}
+    for report in terminalreporter.stats.get("skipped", []):
         reason = str(report.longrepr[-1]) if isinstance(report.longrepr, tuple) else ""
-        if "jax" in reason.lower() or "torch" in reason.lower():
-            key = reason.removeprefix("Skipped: ")
+        extra = next((e for word, e in EXTRAS.items() if word in reason.lower()), None)
+        if extra is not None:
+            key = (reason.removeprefix("Skipped: "), extra)
             reasons[key] = reasons.get(key, 0) + 1
-    for reason, count in reasons.items():
+    for (reason, extra), count in reasons.items():
+        what = "oracle comparisons" if extra == "oracle" else f"{extra} tests"
         terminalreporter.write_line(
-            f"oracle comparisons skipped: {count} ({reason}); "
-            "install them with: pip install -e '.[oracle]'"
+            f"{what} skipped: {count} ({reason}); install them with: pip install -e '.[{extra}]'"
         )

@@ -1,0 +1,211 @@
+"""`tidu_mlir.dask` on a real `distributed.LocalCluster` of two worker
+processes (started once for this file), against single-process `td` results;
+shipping (`tidu_mlir.export`) without a cluster. Skipped without the `dask`
+extra (`pip install -e '.[dask]'`)."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+pytest.importorskip("distributed", reason="the 'dask' extra is not installed")
+
+import dask  # noqa: E402
+import dask.array as da  # noqa: E402
+from distributed import Client, Event, LocalCluster  # noqa: E402
+
+import tidu_mlir as td  # noqa: E402
+import tidu_mlir.dask as tdd  # noqa: E402
+import tidu_mlir.numpy as tnp  # noqa: E402
+from tidu_mlir.export import COMPILED, Exported, compilation_count, export  # noqa: E402
+from tidu_mlir.tree_util import tree_leaves  # noqa: E402
+
+pytestmark = pytest.mark.xdist_group("dask")  # one cluster per test worker
+
+FEATURES = 6
+RNG = np.random.default_rng(0)
+W = RNG.standard_normal((FEATURES, 3)) / 3
+PARAMS = {"w": RNG.standard_normal(3) / 2, "b": np.float64(0.1)}
+
+
+def loss(p, example):
+    """Logistic loss of one example (x, y), features through a captured matrix."""
+    x, y = example
+    return tnp.log(1.0 + tnp.exp(-y * (tnp.tanh(x @ W) @ p["w"] + p["b"])))
+
+
+def dataset(n: int, chunk: int) -> tuple[tuple[np.ndarray, np.ndarray], tuple[da.Array, ...]]:
+    x = RNG.standard_normal((n, FEATURES))
+    y = np.sign(RNG.standard_normal(n))
+    return (x, y), (da.from_array(x, chunks=(chunk, FEATURES)), da.from_array(y, chunks=chunk))
+
+
+def reference_value_and_grad(data: tuple[np.ndarray, np.ndarray]):
+    total = lambda p: tnp.sum(td.vmap(loss, in_axes=(None, 0))(p, data))
+    return td.value_and_grad(total)(PARAMS)
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Client]:
+    cluster = LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    )
+    with cluster, Client(cluster) as connected:
+        yield connected
+
+
+def assert_tree_close(actual, expected) -> None:
+    for a, e in zip(tree_leaves(actual), tree_leaves(expected), strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(e), rtol=1e-12, atol=1e-12)
+
+
+# --------------------------------------------------------------------------
+# Shipping
+# --------------------------------------------------------------------------
+
+
+def test_an_exported_gradient_pickles_as_text_and_compiles_once_per_process() -> None:
+    (x, y), _ = dataset(20, 20)
+    per_example = td.vmap(td.grad(loss), in_axes=(None, 0))
+    exported = export(per_example, PARAMS, (x, y))
+    blob = pickle.dumps(exported)
+    assert b"func.func" in blob and b"\x7fELF" not in blob  # IR text, no object code
+    shipped = pickle.loads(blob)
+    assert isinstance(shipped, Exported) and shipped.fingerprint == exported.fingerprint
+    before = COMPILED.compilations
+    for _ in range(3):
+        assert_tree_close(shipped(PARAMS, (x, y)), per_example(PARAMS, (x, y)))
+    assert COMPILED.compilations == before + 1
+
+
+def test_an_exported_function_checks_its_arguments() -> None:
+    (x, y), _ = dataset(20, 20)
+    exported = export(td.vmap(loss, in_axes=(None, 0)), PARAMS, (x, y))
+    with pytest.raises(
+        TypeError, match=r"argument 1\[0\] is float64\[10, 6\], expected float64\[20, 6\]"
+    ):
+        exported(PARAMS, (x[:10], y[:10]))
+    with pytest.raises(TypeError, match="exported function takes"):
+        exported(PARAMS, x)
+
+
+# --------------------------------------------------------------------------
+# On the cluster
+# --------------------------------------------------------------------------
+
+
+def test_map_blocks_matches_the_single_process_vmap(client: Client) -> None:
+    (x, y), data = dataset(230, 50)  # five blocks, the last one smaller
+    per_example = td.vmap(td.grad(loss), in_axes=(None, 0))
+    lazy = tdd.map_blocks(per_example, PARAMS, data)
+    assert isinstance(lazy["w"], da.Array) and lazy["w"].shape == (230, 3)
+    assert lazy["w"].chunks == ((50, 50, 50, 50, 30), (3,))
+    assert_tree_close(client.compute(lazy).result(), per_example(PARAMS, (x, y)))
+
+
+def test_map_blocks_rechunks_misaligned_arrays_and_refuses_different_sizes(client: Client) -> None:
+    (x, y), _ = dataset(100, 100)
+    data = (da.from_array(x, chunks=(40, 3)), da.from_array(y, chunks=25))
+    lazy = tdd.map_blocks(td.vmap(loss, in_axes=(None, 0)), PARAMS, data)
+    np.testing.assert_allclose(
+        client.compute(lazy).result(), td.vmap(loss, in_axes=(None, 0))(PARAMS, (x, y))
+    )
+    with pytest.raises(ValueError, match=r"differ in size along batch_axis: \[99, 100\]"):
+        tdd.map_blocks(td.vmap(loss, in_axes=(None, 0)), PARAMS, (data[0], data[1][:99]))
+
+
+def test_grad_sum_matches_the_single_process_gradient_and_workers_compile_once(
+    client: Client,
+) -> None:
+    (x, y), data = dataset(600, 100)
+    before = client.run(compilation_count)
+    value, grads = tdd.value_and_grad_sum(loss, PARAMS, data)
+    assert isinstance(value, da.Array) and isinstance(grads["w"], da.Array)
+    computed_value, computed_grads = client.compute((value, grads), sync=True)
+    expected_value, expected_grads = reference_value_and_grad((x, y))
+    np.testing.assert_allclose(computed_value, expected_value, rtol=1e-12)
+    assert_tree_close(computed_grads, expected_grads)
+    mean = client.compute(tdd.grad_sum(loss, PARAMS, data, mean=True), sync=True)
+    assert_tree_close(mean, {k: v / 600 for k, v in expected_grads.items()})
+    # Twelve blocks of one function (the same text both times): each worker
+    # compiled it at most once.
+    after = client.run(compilation_count)
+    new = [after[w] - before[w] for w in after]
+    assert max(new) <= 1 and sum(new) >= 1, (before, after)
+
+
+def test_jacobian_in_both_modes_and_hessian_match_td(client: Client) -> None:
+    a = RNG.standard_normal((9, 5))
+    f = lambda v: tnp.tanh(a @ v) * 2.0
+    g = lambda v: tnp.sum(tnp.tanh(a @ v) ** 2)
+    x = RNG.standard_normal(5)
+    rev, fwd, hess = client.compute(
+        [
+            tdd.jacobian(f, x, chunk=4),
+            tdd.jacobian(f, x, mode="fwd", chunk=2),
+            tdd.hessian(g, x, chunk=3),
+        ],
+        sync=True,
+    )
+    np.testing.assert_allclose(rev, td.jacrev(f)(x), rtol=1e-12)
+    np.testing.assert_allclose(fwd, td.jacrev(f)(x), rtol=1e-12)
+    np.testing.assert_allclose(hess, td.hessian(g)(x), rtol=1e-12)
+    with pytest.raises(ValueError, match="mode must be 'rev' or 'fwd'"):
+        tdd.jacobian(f, x, mode="both")
+
+
+def _held_block(x: np.ndarray, index: int, event_name: str) -> np.ndarray:
+    """A data block that becomes available only once the test sets the event
+    (blocks after the first two): the computation cannot end before the kill."""
+    if index >= 2:
+        Event(event_name).wait(timeout=120)
+    return x
+
+
+def test_a_worker_killed_during_grad_sum_changes_nothing(client: Client) -> None:
+    (x, y), _ = dataset(800, 100)
+    blocks = [
+        da.from_delayed(
+            dask.delayed(_held_block)(x[i : i + 100], i // 100, "tidu-release"),
+            (100, FEATURES),
+            x.dtype,
+        )
+        for i in range(0, 800, 100)
+    ]
+    data = (da.concatenate(blocks), da.from_array(y, chunks=100))
+    futures = client.compute(tree_leaves(tdd.value_and_grad_sum(loss, PARAMS, data)))
+    client.wait_for_workers(2)
+    victim = next(iter(client.scheduler_info()["workers"]))
+    assert not all(f.done() for f in futures)  # held by the event
+    pid = client.run(os.getpid, workers=[victim])[victim]
+    os.kill(pid, signal.SIGKILL)  # its nanny starts a new worker; Dask reruns the lost tasks
+    Event("tidu-release", client=client).set()
+    value, *grads = client.gather(futures)
+    expected_value, expected_grads = reference_value_and_grad((x, y))
+    np.testing.assert_allclose(value, expected_value, rtol=1e-12)
+    assert_tree_close(grads, tree_leaves(expected_grads))
+
+
+def test_a_function_failing_to_compile_on_a_worker_raises_there_as_it_does_here(
+    client: Client,
+) -> None:
+    (x, y), _ = dataset(10, 10)
+    exported = export(td.vmap(loss, in_axes=(None, 0)), PARAMS, (x, y))
+    broken = Exported(
+        exported.func_text.replace("prim.tanh", "prim.no_such_op"),
+        exported.in_tree,
+        exported.in_specs,
+        exported.sources,
+        exported.out_tree,
+        exported.out_specs,
+    )
+    with pytest.raises(Exception) as here:
+        broken(PARAMS, (x, y))
+    with pytest.raises(type(here.value)) as there:
+        client.submit(broken, PARAMS, (x, y), pure=False).result(timeout=60)
+    assert str(there.value) == str(here.value)

@@ -1,0 +1,232 @@
+"""Compiled derivatives over Dask arrays (`pip install -e '.[dask]'`).
+
+Dask schedules, tidu computes: each function is traced and differentiated
+once here, on the client, at the shape of one block, and shipped to the
+workers as IR text (`tidu_mlir.export.Exported`: no native or Python code
+travels); a worker compiles it on its first block and reuses it for the rest.
+Everything returns dask arrays (pytrees of them), lazily: run them with
+`dask.compute`, `.compute()` or a `distributed.Client`.
+
+* `map_blocks(fn, *args, batch_axis=0)`: `fn` (typically a `td.vmap`) applied
+  block by block along the batch axis of the dask arrays among `args`.
+* `grad_sum(loss, params, data, mean=False)` and `value_and_grad_sum`: the
+  gradient of `sum_i loss(params, example_i)` over a chunked dataset, one
+  batched gradient per block and a tree reduction.
+* `jacobian(f, x, mode="rev"|"fwd", chunk=...)` and `hessian(f, x, chunk=...)`:
+  blocks of rows (batched VJPs, or HVPs) or columns (batched JVPs).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+try:
+    import dask.array as da
+    from dask.delayed import delayed
+except ImportError as error:  # an optional extra
+    raise ImportError(
+        "tidu_mlir.dask needs Dask: pip install -e '.[dask]' (dask and distributed)"
+    ) from error
+
+import tidu_mlir.api as td
+import tidu_mlir.numpy as tnp
+from tidu_mlir.export import Exported, export
+from tidu_mlir.tree_util import tree_flatten, tree_unflatten
+
+__all__ = ["grad_sum", "hessian", "jacobian", "map_blocks", "value_and_grad_sum"]
+
+
+# --------------------------------------------------------------------------
+# Blocks along the batch axis
+# --------------------------------------------------------------------------
+
+
+def _batch_chunks(leaves: Sequence[Any], batch_axis: int) -> tuple[int, ...]:
+    """The block sizes along the batch axis, shared by every dask leaf."""
+    arrays = [leaf for leaf in leaves if isinstance(leaf, da.Array)]
+    if not arrays:
+        raise TypeError("map_blocks needs at least one dask array among the arguments")
+    for array in arrays:
+        if not -array.ndim <= batch_axis < array.ndim:
+            raise ValueError(f"batch_axis {batch_axis} is out of range for a {array.ndim}-d array")
+    sizes = {array.shape[batch_axis] for array in arrays}
+    if len(sizes) > 1:
+        raise ValueError(f"the dask arrays differ in size along batch_axis: {sorted(sizes)}")
+    return arrays[0].chunks[batch_axis]
+
+
+def _blocks_of(array: Any, chunks: tuple[int, ...], batch_axis: int) -> list[Any]:
+    """The delayed blocks of the dask array `array` along `batch_axis` (whole
+    along the other axes), chunked as `chunks` (rechunked when it is not).
+    (Dask's own annotations of `Array` are partial: typed as Any here.)"""
+    axis = batch_axis % array.ndim
+    wanted = tuple(chunks if a == axis else (n,) for a, n in enumerate(array.shape))
+    if array.chunks != wanted:
+        array = array.rechunk(wanted)
+    return list(np.moveaxis(array.to_delayed(), axis, 0).reshape(len(chunks)))
+
+
+def _example(leaf: Any, size: int, batch_axis: int) -> Any:
+    """A zero array shaped like one block of the dask leaf (other leaves as they are)."""
+    if not isinstance(leaf, da.Array):
+        return leaf
+    shape = [int(n) for n in leaf.shape]
+    shape[batch_axis] = size
+    return np.zeros(shape, leaf.dtype)
+
+
+def _run_block(exported: Exported, tree: Any, *leaves: Any) -> list[Any]:
+    """On a worker: the exported function on one block, its result leaves."""
+    return tree_flatten(exported(*tree_unflatten(tree, list(leaves))))[0]
+
+
+def _blockwise(fn: Callable[..., Any], args: tuple[Any, ...], batch_axis: int
+               ) -> tuple[list[Any], list[Exported], tuple[int, ...]]:  # fmt: skip
+    """One delayed result (the list of result leaves) per block, the function
+    exported for each block, and the block sizes."""
+    leaves, tree = tree_flatten(args)
+    chunks = _batch_chunks(leaves, batch_axis)
+    blocks = {
+        k: _blocks_of(leaf, chunks, batch_axis)
+        for k, leaf in enumerate(leaves)
+        if isinstance(leaf, da.Array)
+    }
+    by_size = {
+        size: export(fn, *tree_unflatten(tree, [_example(x, size, batch_axis) for x in leaves]))
+        for size in set(chunks)
+    }
+    results, exported = [], []
+    for b, size in enumerate(chunks):
+        block_leaves = [blocks[k][b] if k in blocks else x for k, x in enumerate(leaves)]
+        results.append(delayed(_run_block, pure=True)(by_size[size], tree, *block_leaves))
+        exported.append(by_size[size])
+    return results, exported, chunks
+
+
+def _leaf_arrays(result: Any, exported: Exported) -> list[da.Array]:
+    """The result leaves of one delayed block as dask arrays of known shapes."""
+    return [
+        da.from_delayed(delayed(operator.getitem, pure=True)(result, j), shape, np.dtype(dtype))
+        for j, (shape, dtype) in enumerate(exported.out_specs)
+    ]
+
+
+def map_blocks(fn: Callable[..., Any], *args: Any, batch_axis: int = 0) -> Any:
+    """`fn(*args)` computed block by block: each dask array among the pytrees
+    `args` is cut along `batch_axis` (all of them into the same blocks: the
+    first one's chunks, the others rechunked to match), the other leaves go
+    whole to every block, and each result leaf, which must keep the batch
+    along `batch_axis`, is concatenated back. A pytree of dask arrays."""
+    results, exported, _ = _blockwise(fn, args, batch_axis)
+    per_block = [_leaf_arrays(r, e) for r, e in zip(results, exported, strict=True)]
+    leaves = [
+        da.concatenate([block[j] for block in per_block], axis=batch_axis)
+        for j in range(len(per_block[0]))
+    ]
+    return tree_unflatten(exported[0].out_tree, leaves)
+
+
+# --------------------------------------------------------------------------
+# Gradients of sums over a dataset
+# --------------------------------------------------------------------------
+
+
+def value_and_grad_sum(loss: Callable[[Any, Any], Any], params: Any, data: Any,
+                       mean: bool = False) -> tuple[da.Array, Any]:  # fmt: skip
+    """`sum_i loss(params, example_i)` and its gradient w.r.t. `params`, over
+    the examples of `data` (a dask array or a pytree of them sharing their
+    first axis; `loss` takes one example with that structure: a row of each).
+    Each block computes one batched value and gradient on a worker; the blocks
+    are summed by a tree reduction. With `mean`, divided by the example count.
+    Returns (a 0-d dask array, a pytree like `params` of dask arrays)."""
+
+    def block_value_and_grad(p: Any, block: Any) -> Any:
+        total = lambda q: tnp.sum(td.vmap(loss, in_axes=(None, 0))(q, block))  # noqa: E731
+        return td.value_and_grad(total)(p)
+
+    results, exported, chunks = _blockwise(block_value_and_grad, (params, data), 0)
+    per_block = [_leaf_arrays(r, e) for r, e in zip(results, exported, strict=True)]
+    scale = 1.0 / sum(chunks) if mean else 1.0
+    sums = [
+        da.stack([block[j] for block in per_block]).sum(axis=0) * scale
+        for j in range(len(per_block[0]))
+    ]
+    value, grads = tree_unflatten(exported[0].out_tree, sums)
+    return value, grads
+
+
+def grad_sum(loss: Callable[[Any, Any], Any], params: Any, data: Any, mean: bool = False) -> Any:
+    """The gradient part of `value_and_grad_sum`."""
+    return value_and_grad_sum(loss, params, data, mean)[1]
+
+
+# --------------------------------------------------------------------------
+# Jacobians and Hessians by blocks of basis vectors
+# --------------------------------------------------------------------------
+
+
+def _basis_rows(start: int, stop: int, size: int, dtype: str) -> np.ndarray:
+    """Rows `start:stop` of the identity of order `size` (made on the worker)."""
+    rows = np.zeros((stop - start, size), np.dtype(dtype))
+    rows[np.arange(stop - start), np.arange(start, stop)] = 1
+    return rows
+
+
+def _by_basis_blocks(batched: Callable[[Any, Any], Any], x: np.ndarray, size: int,
+                     chunk: int) -> Any:  # fmt: skip
+    """`batched(x, basis_block)` over blocks of `chunk` basis vectors of R^size
+    (each of `x`'s dtype), stacked along a first axis of length `size`."""
+    if chunk < 1:
+        raise ValueError(f"chunk must be a positive number of basis vectors, got {chunk}")
+    starts = range(0, size, chunk)
+    exported = {n: export(batched, x, np.zeros((n, size), x.dtype)) for n in
+                {min(chunk, size - s) for s in starts}}  # fmt: skip
+    blocks = []
+    for start in starts:
+        stop = min(start + chunk, size)
+        e = exported[stop - start]
+        basis = delayed(_basis_rows, pure=True)(start, stop, size, x.dtype.name)
+        result = delayed(_run_block, pure=True)(e, e.in_tree, x, basis)
+        blocks.append(_leaf_arrays(result, e)[0])
+    return da.concatenate(blocks, axis=0)
+
+
+def _flat_function(f: Callable[[Any], Any], shape: tuple[int, ...]) -> Callable[[Any], Any]:
+    """`f` on a flat vector: reshaped to `shape` in, raveled out."""
+    return lambda v: tnp.reshape(f(tnp.reshape(v, shape)), (-1,))
+
+
+def jacobian(f: Callable[[Any], Any], x: Any, mode: str = "rev", chunk: int = 256) -> da.Array:
+    """The Jacobian of `f` (one array in, one array out) at `x`, shaped
+    `f(x).shape + x.shape`, computed in blocks of `chunk` rows (`mode="rev"`:
+    batched VJPs with basis cotangents) or columns (`"fwd"`: batched JVPs)."""
+    x = np.asarray(x)
+    flat_f = _flat_function(f, x.shape)
+    flat_x = x.reshape(-1)
+    out_shape = td.jit(f)(x).shape  # traced once to learn the output shape
+    m = int(np.prod(out_shape, dtype=np.int64))
+    if mode == "rev":
+        rows = lambda v, cts: td.vmap(lambda ct: td.vjp(flat_f, v)[1](ct)[0])(cts)  # noqa: E731
+        flat = _by_basis_blocks(rows, flat_x, m, chunk)
+    elif mode == "fwd":
+        cols = lambda v, ts: td.vmap(lambda t: td.jvp(flat_f, (v,), (t,))[1])(ts)  # noqa: E731
+        flat = _by_basis_blocks(cols, flat_x, flat_x.size, chunk).T
+    else:
+        raise ValueError(f"mode must be 'rev' or 'fwd', got {mode!r}")
+    return flat.reshape(*out_shape, *x.shape)
+
+
+def hessian(f: Callable[[Any], Any], x: Any, chunk: int = 256) -> da.Array:
+    """The Hessian of a scalar `f` at `x`, shaped `x.shape + x.shape`, in blocks
+    of `chunk` rows, each a batch of Hessian-vector products (forward over
+    reverse)."""
+    x = np.asarray(x)
+    flat_f = _flat_function(lambda v: tnp.reshape(f(v), (1,)), x.shape)
+    scalar = lambda v: flat_f(v)[0]  # noqa: E731
+    hvps = lambda v, vs: td.vmap(lambda t: td.jvp(td.grad(scalar), (v,), (t,))[1])(vs)  # noqa: E731
+    flat = _by_basis_blocks(hvps, x.reshape(-1), x.size, chunk)
+    return flat.reshape(*x.shape, *x.shape)
