@@ -79,6 +79,12 @@ def _example(leaf: Any, size: int, batch_axis: int) -> Any:
     return np.zeros(shape, leaf.dtype)
 
 
+def _shipped(exported: Exported) -> Any:
+    """`exported` as one node of the task graph: each worker receives it (and
+    the arrays it captured) once, not once per task that uses it."""
+    return delayed(exported, pure=True)
+
+
 def _run_block(exported: Exported, tree: Any, *leaves: Any) -> list[Any]:
     """On a worker: the exported function on one block, its result leaves."""
     return tree_flatten(exported(*tree_unflatten(tree, list(leaves))))[0]
@@ -99,10 +105,13 @@ def _blockwise(fn: Callable[..., Any], args: tuple[Any, ...], batch_axis: int
         size: export(fn, *tree_unflatten(tree, [_example(x, size, batch_axis) for x in leaves]))
         for size in set(chunks)
     }
+    shipped = {size: _shipped(e) for size, e in by_size.items()}
+    # The other leaves (parameters) are graph nodes too: sent once per worker.
+    whole = {k: delayed(x, pure=True) for k, x in enumerate(leaves) if k not in blocks}
     results, exported = [], []
     for b, size in enumerate(chunks):
-        block_leaves = [blocks[k][b] if k in blocks else x for k, x in enumerate(leaves)]
-        results.append(delayed(_run_block, pure=True)(by_size[size], tree, *block_leaves))
+        block_leaves = [blocks[k][b] if k in blocks else whole[k] for k in range(len(leaves))]
+        results.append(delayed(_run_block, pure=True)(shipped[size], tree, *block_leaves))
         exported.append(by_size[size])
     return results, exported, chunks
 
@@ -185,12 +194,14 @@ def _by_basis_blocks(batched: Callable[[Any, Any], Any], x: np.ndarray, size: in
     starts = range(0, size, chunk)
     exported = {n: export(batched, x, np.zeros((n, size), x.dtype)) for n in
                 {min(chunk, size - s) for s in starts}}  # fmt: skip
+    shipped = {n: _shipped(e) for n, e in exported.items()}
+    x_node = delayed(x, pure=True)  # one graph node: sent once to each worker, not per task
     blocks = []
     for start in starts:
         stop = min(start + chunk, size)
         e = exported[stop - start]
         basis = delayed(_basis_rows, pure=True)(start, stop, size, x.dtype.name)
-        result = delayed(_run_block, pure=True)(e, e.in_tree, x, basis)
+        result = delayed(_run_block, pure=True)(shipped[stop - start], e.in_tree, x_node, basis)
         blocks.append(_leaf_arrays(result, e)[0])
     return da.concatenate(blocks, axis=0)
 
