@@ -26,7 +26,9 @@ import numpy as np
 
 try:
     import dask.array as da
+    from dask.base import tokenize
     from dask.delayed import delayed
+    from dask.highlevelgraph import HighLevelGraph
 except ImportError as error:  # an optional extra
     raise ImportError(
         "tidu_mlir.dask needs Dask: pip install -e '.[dask]' (dask and distributed)"
@@ -116,12 +118,35 @@ def _blockwise(fn: Callable[..., Any], args: tuple[Any, ...], batch_axis: int
     return results, exported, chunks
 
 
-def _leaf_arrays(result: Any, exported: Exported) -> list[da.Array]:
-    """The result leaves of one delayed block as dask arrays of known shapes."""
-    return [
-        da.from_delayed(delayed(operator.getitem, pure=True)(result, j), shape, np.dtype(dtype))
-        for j, (shape, dtype) in enumerate(exported.out_specs)
-    ]
+def _joined_leaf(results: Sequence[Any], exported: Sequence[Exported], j: int, axis: int,
+                 stack: bool = False) -> Any:  # fmt: skip
+    """Result leaf `j` of every block (`results`: delayed lists of leaves) as
+    one dask array: the blocks joined along `axis`, or with `stack` each
+    given a new first axis of length 1 and joined along it. One getitem task
+    per block, no intermediate arrays."""
+    shapes = [e.out_specs[j][0] for e in exported]
+    dtype = np.dtype(exported[0].out_specs[j][1])
+    if stack:
+        shapes, axis = [(1, *shape) for shape in shapes], 0
+    axis %= max(len(shapes[0]), 1)
+    name = f"tidu-block-leaf-{tokenize(*results, j, stack)}"
+    select = _stacked_item if stack else operator.getitem
+    layer: dict[Any, Any] = {
+        (name, *[b if a == axis else 0 for a in range(len(shape))]): (select, r.key, j)
+        for b, (r, shape) in enumerate(zip(results, shapes, strict=True))
+    }
+    chunks = tuple(
+        tuple(shape[a] for shape in shapes) if a == axis else (shapes[0][a],)
+        for a in range(len(shapes[0]))
+    )
+    graph = HighLevelGraph.from_collections(name, layer, dependencies=list(results))
+    # Dask's annotation of Array.__new__ omits the graph, name and chunks it takes.
+    return da.Array(graph, name, chunks, dtype=dtype)  # pyright: ignore[reportCallIssue]
+
+
+def _stacked_item(leaves: Sequence[Any], j: int) -> np.ndarray:
+    """Leaf `j` with a new first axis of length 1 (a block of a stacked array)."""
+    return np.asarray(leaves[j])[np.newaxis]
 
 
 def map_blocks(fn: Callable[..., Any], *args: Any, batch_axis: int = 0) -> Any:
@@ -131,11 +156,8 @@ def map_blocks(fn: Callable[..., Any], *args: Any, batch_axis: int = 0) -> Any:
     whole to every block, and each result leaf, which must keep the batch
     along `batch_axis`, is concatenated back. A pytree of dask arrays."""
     results, exported, _ = _blockwise(fn, args, batch_axis)
-    per_block = [_leaf_arrays(r, e) for r, e in zip(results, exported, strict=True)]
-    leaves = [
-        da.concatenate([block[j] for block in per_block], axis=batch_axis)
-        for j in range(len(per_block[0]))
-    ]
+    count = len(exported[0].out_specs)
+    leaves = [_joined_leaf(results, exported, j, batch_axis) for j in range(count)]
     return tree_unflatten(exported[0].out_tree, leaves)
 
 
@@ -158,11 +180,10 @@ def value_and_grad_sum(loss: Callable[[Any, Any], Any], params: Any, data: Any,
         return td.value_and_grad(total)(p)
 
     results, exported, chunks = _blockwise(block_value_and_grad, (params, data), 0)
-    per_block = [_leaf_arrays(r, e) for r, e in zip(results, exported, strict=True)]
     scale = 1.0 / sum(chunks) if mean else 1.0
     sums = [
-        da.stack([block[j] for block in per_block]).sum(axis=0) * scale
-        for j in range(len(per_block[0]))
+        _joined_leaf(results, exported, j, 0, stack=True).sum(axis=0) * scale
+        for j in range(len(exported[0].out_specs))
     ]
     value, grads = tree_unflatten(exported[0].out_tree, sums)
     return value, grads
@@ -196,14 +217,17 @@ def _by_basis_blocks(batched: Callable[[Any, Any], Any], x: np.ndarray, size: in
                 {min(chunk, size - s) for s in starts}}  # fmt: skip
     shipped = {n: _shipped(e) for n, e in exported.items()}
     x_node = delayed(x, pure=True)  # one graph node: sent once to each worker, not per task
-    blocks = []
-    for start in starts:
-        stop = min(start + chunk, size)
-        e = exported[stop - start]
-        basis = delayed(_basis_rows, pure=True)(start, stop, size, x.dtype.name)
-        result = delayed(_run_block, pure=True)(shipped[stop - start], e.in_tree, x_node, basis)
-        blocks.append(_leaf_arrays(result, e)[0])
-    return da.concatenate(blocks, axis=0)
+    block_exports = [exported[min(chunk, size - start)] for start in starts]
+    results = [
+        delayed(_run_block, pure=True)(
+            shipped[min(chunk, size - start)],
+            exported[min(chunk, size - start)].in_tree,
+            x_node,
+            delayed(_basis_rows, pure=True)(start, min(start + chunk, size), size, x.dtype.name),
+        )
+        for start in starts
+    ]
+    return _joined_leaf(results, block_exports, 0, 0)
 
 
 def _flat_function(f: Callable[[Any], Any], shape: tuple[int, ...]) -> Callable[[Any], Any]:
