@@ -5,6 +5,13 @@ with numpy's broadcasting and dtype promotion (NEP 50: Python scalars are weak,
 so `float32_array * 2.0` stays float32). Called with no traced argument they
 simply run numpy, so the same code works on concrete arrays.
 
+Most functions are composites of the others (shape functions such as `flip`
+and `diag`, `var`, `hypot`, `arcsinh`, `kron`, `linalg.norm`, ...): no
+primitives of their own, derivatives by composition. Constructors (`zeros`,
+`eye`, `arange`, `zeros_like` of a tracer, ...) return numpy arrays, which are
+constants in a traced function. Unknown names raise an `AttributeError`
+pointing to docs/reference/coverage.rst.
+
 The operators of `Tracer` (`x + y`, `x @ y`, `x.sum()`, ...) call these
 functions: this module binds itself to `Tracer` once they are defined (see
 `tidu_mlir.array_operators`).
@@ -14,10 +21,11 @@ from __future__ import annotations
 
 import builtins
 import functools
+import itertools
 import math
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, NoReturn, ParamSpec, TypeVar
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
@@ -42,7 +50,22 @@ __all__ = [
     "log", "matmul", "max", "maximum", "mean", "minimum", "multiply", "negative", "not_equal",
     "power", "real", "reshape", "shape", "sin", "sqrt", "subtract", "sum", "tanh", "transpose",
     "where",
+    # constructors
+    "zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like",
+    "eye", "identity", "arange", "linspace", "array", "asarray", "stack", "hstack", "vstack",
+    # shapes
+    "squeeze", "expand_dims", "ravel", "moveaxis", "swapaxes", "split", "flip", "roll", "tile",
+    "repeat", "diag", "diagonal", "trace", "triu", "tril",
+    # math
+    "square", "reciprocal", "sign", "clip", "min", "amin", "amax", "var", "std", "log1p",
+    "log2", "log10", "exp2", "sinh", "cosh", "arctan", "arcsin", "arccos", "arcsinh", "arctanh",
+    "hypot", "isfinite", "isnan", "isinf", "logaddexp", "outer", "inner", "vdot", "tensordot",
+    "kron", "cross",
 ]  # fmt: skip
+
+pi, e, inf, nan = np.pi, np.e, np.inf, np.nan
+float32, float64, complex64, complex128 = np.float32, np.float64, np.complex64, np.complex128
+newaxis = None
 
 
 def _numpy_when_concrete(
@@ -57,7 +80,7 @@ def _numpy_when_concrete(
     def decorate(fn: Callable[P, R]) -> Callable[P, R]:
         @functools.wraps(fn)
         def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-            if _find_trace(args) is None:
+            if _find_trace((*args, *kwargs.values())) is None:
                 return numpy_fn(*args, **kwargs)
             return fn(*args, **kwargs)
 
@@ -594,6 +617,838 @@ def _einsum_pair(a: Tracer, sa: str, b: Tracer, sb: str, later: set[str]) -> tup
     free_a = [c for c in sa if c not in sb]
     free_b = [c for c in sb if c not in sa]
     return result, "".join(batch + free_a + free_b)
+
+
+# --------------------------------------------------------------------------
+# Constructors
+# --------------------------------------------------------------------------
+
+
+def _has_tracer(value: Any) -> bool:
+    """Whether `value` is a tracer or a (nested) list/tuple holding one."""
+    if isinstance(value, list | tuple):
+        return builtins.any(_has_tracer(item) for item in value)
+    return isinstance(value, Tracer)
+
+
+def zeros(shape: Any, dtype: Any = None) -> np.ndarray:
+    """numpy's `zeros` (float64 unless `dtype`): a concrete array, a constant when traced."""
+    return np.zeros(shape, dtype=dtype)
+
+
+def ones(shape: Any, dtype: Any = None) -> np.ndarray:
+    """numpy's `ones` (float64 unless `dtype`)."""
+    return np.ones(shape, dtype=dtype)
+
+
+def empty(shape: Any, dtype: Any = None) -> np.ndarray:
+    """numpy's `empty`: uninitialized values, as numpy's."""
+    return np.empty(shape, dtype=dtype)
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
+    """numpy's `full`; a traced `fill_value` is broadcast (and differentiated)."""
+    if not isinstance(fill_value, Tracer):
+        return np.full(shape, fill_value, dtype=dtype)
+    shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
+    value = fill_value if dtype is None else astype(fill_value, dtype)
+    return broadcast_to(value, shape)
+
+
+def _like(a: Any, dtype: Any, shape: Any) -> tuple[tuple[int, ...], np.dtype]:
+    """The shape and dtype of a `*_like` result: `a`'s unless given."""
+    if shape is None:
+        shape = np.shape(a) if not isinstance(a, Tracer) else a.shape
+    shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
+    if dtype is None:
+        dtype = a.dtype if isinstance(a, Tracer) else np.asarray(a).dtype
+    return shape, np.dtype(dtype)
+
+
+def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> np.ndarray:
+    """Zeros of `a`'s shape and dtype: a concrete array even for a tracer
+    (only its shape and dtype are read), so it mixes with traced values."""
+    return np.zeros(*_like(a, dtype, shape))
+
+
+def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> np.ndarray:
+    """Ones of `a`'s shape and dtype (concrete, as `zeros_like`)."""
+    return np.ones(*_like(a, dtype, shape))
+
+
+def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> np.ndarray:
+    """numpy's `empty_like` on arrays; for a tracer, zeros (a constant must have values)."""
+    if not isinstance(a, Tracer):
+        return np.empty_like(a, dtype=dtype, shape=shape)
+    return np.zeros(*_like(a, dtype, shape))
+
+
+def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:
+    """`fill_value` in `a`'s shape and dtype; a traced `fill_value` is broadcast."""
+    result_shape, result_dtype = _like(a, dtype, shape)
+    return full(result_shape, fill_value, result_dtype)
+
+
+def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float) -> np.ndarray:  # noqa: N803
+    """numpy's `eye`: ones on the `k`-th diagonal of an N x M matrix."""
+    return np.eye(N, M, k, dtype=dtype)
+
+
+def identity(n: int, dtype: Any = None) -> np.ndarray:
+    """numpy's `identity`: the n x n identity matrix."""
+    return np.identity(n, dtype=dtype)
+
+
+def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> np.ndarray:
+    """numpy's `arange`; the bounds must be concrete (they fix the length)."""
+    if _has_tracer([start, stop, step]):
+        raise TypeError("arange: start, stop and step must be concrete numbers "
+                        "(the length of the result must be known while tracing)")  # fmt: skip
+    return np.arange(start, stop, step, dtype=dtype)
+
+
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: bool = False,
+             dtype: Any = None, axis: int = 0) -> Any:  # fmt: skip
+    """numpy's `linspace`; traced `start`/`stop` give `start + (stop - start) * t`
+    for the fixed fractions t (the endpoint exactly `stop`, as numpy)."""
+    if retstep:
+        if _has_tracer([start, stop]):
+            raise TypeError("linspace: retstep=True is not supported for traced endpoints")
+        return np.linspace(start, stop, num, endpoint, retstep=True, dtype=dtype, axis=axis)
+    if not _has_tracer([start, stop]):
+        return np.linspace(start, stop, num, endpoint, dtype=dtype, axis=axis)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    trace = _find_trace((start, stop))
+    assert trace is not None
+    result_dtype = _result_dtype(start, stop, float(num)) if dtype is None else np.dtype(dtype)
+    lo, hi = _broadcast_all(trace, (start, stop), result_dtype)
+    divisor = builtins.max(num - 1 if endpoint else num, 1)
+    fractions = (np.arange(num) / divisor).reshape((num,) + (1,) * lo.ndim)
+    values = add(lo, multiply(subtract(hi, lo), fractions.astype(result_dtype)))
+    if endpoint and num > 1:
+        last = (np.arange(num) == num - 1).reshape(fractions.shape)
+        values = where(last, hi, values)
+    return moveaxis(values, 0, axis)
+
+
+def array(object: Any, dtype: Any = None) -> Any:  # noqa: A002 - numpy's name
+    """numpy's `array`; a (nested) list holding tracers is stacked into one."""
+    if not _has_tracer(object):
+        return np.array(object, dtype=dtype)
+    if isinstance(object, Tracer):
+        result = object
+    else:
+        result = stack([item if isinstance(item, Tracer) else array(item) for item in object])
+    return result if dtype is None else astype(result, dtype)
+
+
+def asarray(a: Any, dtype: Any = None) -> Any:
+    """numpy's `asarray`: tracers as they are (cast to `dtype`), lists stacked."""
+    if isinstance(a, Tracer):
+        return a if dtype is None else astype(a, dtype)
+    return array(a, dtype) if _has_tracer(a) else np.asarray(a, dtype=dtype)
+
+
+@_numpy_when_concrete(np.stack)
+def stack(arrays: Sequence[Any], axis: int = 0) -> Tracer:
+    """Join arrays of one shape along a new axis."""
+    if not arrays:
+        raise ValueError("need at least one array to stack")
+    shapes = {shape(a) for a in arrays}
+    if len(shapes) != 1:
+        raise ValueError(f"all input arrays must have the same shape, got {sorted(shapes)}")
+    ndim = len(shapes.pop()) + 1
+    (position,) = _normalize_axes(axis, ndim)
+    return concatenate([expand_dims(a, position) for a in arrays], axis=position)
+
+
+@_numpy_when_concrete(np.hstack)
+def hstack(tup: Sequence[Any]) -> Tracer:
+    """Concatenate along the second axis (the first for 1-d arrays)."""
+    arrays = [reshape(a, (1,)) if len(shape(a)) == 0 else a for a in tup]
+    return concatenate(arrays, axis=0 if len(shape(arrays[0])) == 1 else 1)
+
+
+@_numpy_when_concrete(np.vstack)
+def vstack(tup: Sequence[Any]) -> Tracer:
+    """Concatenate along the first axis, 0-d and 1-d arrays as rows."""
+    arrays = [reshape(a, (1, -1)) if len(shape(a)) < 2 else a for a in tup]
+    return concatenate(arrays, axis=0)
+
+
+# --------------------------------------------------------------------------
+# Shape functions (made of reshape, transpose, slicing and concatenation)
+# --------------------------------------------------------------------------
+
+
+def _axis_list(axis: Any, ndim: int) -> list[int]:
+    """Axes in the order given (not sorted), normalized and checked."""
+    axes = [axis] if isinstance(axis, int | np.integer) else list(axis)
+    normalized = [_normalize_axes(int(a), ndim)[0] for a in axes]
+    if len(set(normalized)) != len(normalized):
+        raise ValueError(f"repeated axis in {axis}")
+    return normalized
+
+
+def _take_along(x: Tracer, axis: int, start: int, stop: int, step: int = 1) -> Tracer:
+    """`x[..., start:stop:step, ...]` on `axis`."""
+    return getitem(x, (slice(None),) * axis + (slice(start, stop, step),))
+
+
+@_numpy_when_concrete(np.squeeze)
+def squeeze(a: Any, axis: Any = None) -> Tracer:
+    """Drop axes of length one (all of them, or those in `axis`)."""
+    if axis is None:
+        axes = tuple(i for i, n in enumerate(a.shape) if n == 1)
+    else:
+        axes = _normalize_axes(axis, a.ndim)
+    for i in axes:
+        if a.shape[i] != 1:
+            raise ValueError(f"cannot select an axis to squeeze out which has size not equal "
+                             f"to one: axis {i} of shape {a.shape}")  # fmt: skip
+    return reshape(a, tuple(n for i, n in enumerate(a.shape) if i not in axes))
+
+
+@_numpy_when_concrete(np.expand_dims)
+def expand_dims(a: Any, axis: Any) -> Tracer:
+    """Insert axes of length one at the positions `axis` of the result."""
+    count = 1 if isinstance(axis, int | np.integer) else len(tuple(axis))
+    axes = _normalize_axes(axis, a.ndim + count)
+    sizes = iter(a.shape)
+    return reshape(a, tuple(1 if i in axes else next(sizes) for i in range(a.ndim + count)))
+
+
+@_numpy_when_concrete(np.ravel)
+def ravel(a: Any) -> Tracer:
+    """The elements as a 1-d array (row-major)."""
+    return reshape(a, (-1,))
+
+
+@_numpy_when_concrete(np.moveaxis)
+def moveaxis(a: Any, source: Any, destination: Any) -> Tracer:
+    """Move axes `source` to positions `destination`, the others keeping their order."""
+    sources, destinations = _axis_list(source, a.ndim), _axis_list(destination, a.ndim)
+    if len(sources) != len(destinations):
+        raise ValueError("`source` and `destination` arguments must have the same number "
+                         "of elements")  # fmt: skip
+    order = [i for i in range(a.ndim) if i not in sources]
+    for target, origin in sorted(zip(destinations, sources, strict=True)):
+        order.insert(target, origin)
+    return transpose(a, order)
+
+
+@_numpy_when_concrete(np.swapaxes)
+def swapaxes(a: Any, axis1: int, axis2: int) -> Tracer:
+    """Exchange two axes."""
+    (first,), (second,) = _axis_list(axis1, a.ndim), _axis_list(axis2, a.ndim)
+    order = list(range(a.ndim))
+    order[first], order[second] = second, first
+    return transpose(a, order)
+
+
+@_numpy_when_concrete(np.split)
+def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Tracer]:
+    """Equal sections (an integer) or the pieces between sorted indices, along `axis`."""
+    if ary.ndim == 0:
+        raise ValueError("split: a 0-d array cannot be split")
+    (position,) = _axis_list(axis, ary.ndim)
+    size = ary.shape[position]
+    if isinstance(indices_or_sections, int | np.integer):
+        sections = int(indices_or_sections)
+        if sections <= 0 or size % sections:
+            raise ValueError(f"array split does not result in an equal division: axis "
+                             f"{position} of size {size} into {sections} sections")  # fmt: skip
+        indices = [size // sections * i for i in range(1, sections)]
+    else:
+        indices = [int(i) for i in indices_or_sections]
+    bounds = [0, *indices, size]
+    return [_take_along(ary, position, lo, hi) for lo, hi in itertools.pairwise(bounds)]
+
+
+def _reverse(x: Tracer, axis: int) -> Tracer:
+    """`x` reversed along `axis`: its slices concatenated backwards (slices
+    cannot step backwards; O(length) ops, exact)."""
+    size = x.shape[axis]
+    if size <= 1:
+        return x
+    pieces = [_take_along(x, axis, i, i + 1) for i in reversed(range(size))]
+    return concatenate(pieces, axis=axis)
+
+
+@_numpy_when_concrete(np.flip)
+def flip(m: Any, axis: Any = None) -> Tracer:
+    """Reverse the order of elements along `axis` (all axes when None)."""
+    result = m
+    for a in _normalize_axes(axis, m.ndim):
+        result = _reverse(result, a)
+    return result
+
+
+@_numpy_when_concrete(np.roll)
+def roll(a: Any, shift: Any, axis: Any = None) -> Tracer:
+    """Rotate elements by `shift` along `axis` (of the flattened array when None)."""
+    if axis is None:
+        return reshape(roll(ravel(a), shift, 0), a.shape)
+    shifts, axes = np.broadcast_arrays(np.asarray(shift), np.asarray(axis))
+    totals: dict[int, int] = {}
+    for s, ax in zip(shifts.ravel(), axes.ravel(), strict=True):
+        (position,) = _axis_list(int(ax), a.ndim)
+        totals[position] = totals.get(position, 0) + int(s)
+    result = a
+    for position, total in totals.items():
+        size = a.shape[position]
+        offset = total % size if size else 0
+        if offset:
+            head = _take_along(result, position, size - offset, size)
+            tail = _take_along(result, position, 0, size - offset)
+            result = concatenate([head, tail], axis=position)
+    return result
+
+
+@_numpy_when_concrete(np.tile)
+def tile(A: Any, reps: Any) -> Tracer:  # noqa: N803 - numpy's name
+    """`A` repeated `reps` times along each axis (a broadcast and a reshape)."""
+    counts = (int(reps),) if isinstance(reps, int | np.integer) else tuple(int(r) for r in reps)
+    if builtins.any(r < 0 for r in counts):
+        raise ValueError(f"tile: negative repetitions {counts}")
+    ndim = builtins.max(A.ndim, len(counts))
+    counts = (1,) * (ndim - len(counts)) + counts
+    sizes = (1,) * (ndim - A.ndim) + A.shape
+    interleaved = reshape(A, tuple(v for n in sizes for v in (1, n)))
+    spread = broadcast_to(interleaved, tuple(v for r, n in zip(counts, sizes, strict=True)
+                                             for v in (r, n)))  # fmt: skip
+    return reshape(spread, tuple(r * n for r, n in zip(counts, sizes, strict=True)))
+
+
+@_numpy_when_concrete(np.repeat)
+def repeat(a: Any, repeats: Any, axis: int | None = None) -> Tracer:
+    """Each element `repeats` times (an integer) along `axis` (flattened when None)."""
+    if not isinstance(repeats, int | np.integer):
+        raise TypeError(f"repeat: repeats must be an integer for traced arrays, got {repeats!r}")
+    if repeats < 0:
+        raise ValueError(f"repeat: negative repeats {repeats}")
+    x = ravel(a) if axis is None else a
+    (position,) = _axis_list(0 if axis is None else axis, x.ndim)
+    expanded = expand_dims(x, position + 1)
+    target = (*x.shape[: position + 1], int(repeats), *x.shape[position + 1 :])
+    merged = (*x.shape[:position], x.shape[position] * int(repeats), *x.shape[position + 1 :])
+    return reshape(broadcast_to(expanded, target), merged)
+
+
+@_numpy_when_concrete(np.diagonal)
+def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tracer:
+    """The `offset`-th diagonal of the (axis1, axis2) planes, as the last axis:
+    a strided slice of the flattened planes."""
+    if a.ndim < 2:
+        raise ValueError(f"diagonal requires an array of at least two dimensions, got {a.shape}")
+    first, second = _axis_list((axis1, axis2), a.ndim)
+    planes = moveaxis(a, (first, second), (-2, -1))
+    rows, columns = planes.shape[-2:]
+    if offset >= 0:
+        count, start = builtins.max(0, builtins.min(rows, columns - offset)), offset
+    else:
+        count, start = builtins.max(0, builtins.min(rows + offset, columns)), -offset * columns
+    flat = reshape(planes, (*planes.shape[:-2], rows * columns))
+    if count == 0:
+        return _take_along(flat, flat.ndim - 1, 0, 0)
+    stop = start + (count - 1) * (columns + 1) + 1
+    return _take_along(flat, flat.ndim - 1, start, stop, columns + 1)
+
+
+@_numpy_when_concrete(np.diag)
+def diag(v: Any, k: int = 0) -> Tracer:
+    """A 1-d `v` on the `k`-th diagonal of a square matrix, or a 2-d `v`'s `k`-th diagonal.
+
+    The matrix is `v` with `size` zeros between its elements (`prim.pad`,
+    interior padding), shifted to the diagonal's start and reshaped."""
+    if v.ndim == 2:
+        return diagonal(v, k)
+    if v.ndim != 1:
+        raise ValueError(f"diag: input must be 1- or 2-d, got shape {v.shape}")
+    n, size = v.shape[0], v.shape[0] + builtins.abs(k)
+    if n == 0:
+        return _broadcast(constant(v.trace, 0.0, v.dtype), (size, size))
+    low = k if k >= 0 else -k * size
+    high = size * size - low - (n + (n - 1) * size)
+    padded = emit(v.trace, prim.PadOp(v.value, [low], [high], [size]))
+    return reshape(padded, (size, size))
+
+
+@_numpy_when_concrete(np.trace)
+def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tracer:
+    """The sum along a diagonal."""
+    return sum(diagonal(a, offset, axis1, axis2), axis=-1)
+
+
+def _triangle(name: str, m: Tracer, k: int, lower: bool) -> Tracer:
+    """`m` with zeros above (`lower`) or below the `k`-th diagonal of its last two axes."""
+    if m.ndim == 0:
+        raise ValueError(f"{name}: input must be at least 1-d, got a 0-d array")
+    rows, columns = m.shape[-2:] if m.ndim >= 2 else m.shape * 2
+    below = np.tri(rows, columns, k=k if lower else k - 1, dtype=bool)
+    return where(below if lower else ~below, m, 0.0)
+
+
+@_numpy_when_concrete(np.triu)
+def triu(m: Any, k: int = 0) -> Tracer:
+    """Zero below the `k`-th diagonal of the last two axes."""
+    return _triangle("triu", m, k, lower=False)
+
+
+@_numpy_when_concrete(np.tril)
+def tril(m: Any, k: int = 0) -> Tracer:
+    """Zero above the `k`-th diagonal of the last two axes."""
+    return _triangle("tril", m, k, lower=True)
+
+
+# --------------------------------------------------------------------------
+# Elementwise math (composites with finite, accurate derivatives)
+# --------------------------------------------------------------------------
+
+LN2 = math.log(2.0)
+
+
+def _safe_where(condition: Tracer, f_true: Callable[[Tracer], Tracer],
+                f_false: Callable[[Tracer], Tracer], x: Tracer, fill_true: float,
+                fill_false: float) -> Tracer:  # fmt: skip
+    """`where(condition, f_true(x), f_false(x))`, each branch seeing `x` only
+    where it is selected (a harmless fill elsewhere), so the branch not taken
+    contributes no inf or nan to values or gradients."""
+    inside = f_true(where(condition, x, fill_true))
+    outside = f_false(where(condition, fill_false, x))
+    return where(condition, inside, outside)
+
+
+def _odd(f: Callable[[Tracer], Tracer], x: Tracer) -> Tracer:
+    """An odd function from its values on x >= 0 (derivative at 0 is f'(0))."""
+    negative_side = less(x, 0.0)
+    value = f(where(negative_side, -x, x))
+    return where(negative_side, -value, value)
+
+
+def _atanh_series(s: Tracer) -> Tracer:
+    """atanh(s) = s + s^3/3 + s^5/5 + ... for |s| <= 0.1 (12 terms: exact to
+    rounding there, and a polynomial: exact derivatives)."""
+    s2 = s * s
+    acc: Any = 1.0 / 23.0
+    for odd in range(21, 0, -2):
+        acc = acc * s2 + 1.0 / odd
+    return s * acc
+
+
+def _log1p(u: Tracer) -> Tracer:
+    """log(1 + u), accurate for small u: 2·atanh(u / (2 + u)) by the series."""
+    return _safe_where(less(abs(u), 0.1), lambda v: 2.0 * _atanh_series(v / (2.0 + v)),
+                       lambda v: log(1.0 + v), u, 0.0, 1.0)  # fmt: skip
+
+
+def _float(x: Tracer) -> Tracer:
+    """`x` converted to its result dtype (a tracer already is)."""
+    return _as_tracer(x.trace, x, _result_dtype(x))
+
+
+@_numpy_when_concrete(np.square)
+def square(x: Any) -> Tracer:
+    """`x * x`."""
+    return multiply(x, x)
+
+
+@_numpy_when_concrete(np.reciprocal)
+def reciprocal(x: Any) -> Tracer:
+    """1 / x."""
+    return divide(1.0, x)
+
+
+@_numpy_when_concrete(np.sign)
+def sign(x: Any) -> Tracer:
+    """-1, 0 or 1 (nan stays nan); its derivative is 0. Real arrays only."""
+    _real_only("sign", x)
+    return where(greater(x, 0.0), 1.0, where(less(x, 0.0), -1.0, multiply(x, 0.0)))
+
+
+@_numpy_when_concrete(np.clip)
+def clip(a: Any, a_min: Any = None, a_max: Any = None) -> Tracer:
+    """`minimum(maximum(a, a_min), a_max)`, a bound None meaning none."""
+    _real_only("clip", a, *(v for v in (a_min, a_max) if v is not None))
+    result = a if a_min is None else maximum(a, a_min)
+    return result if a_max is None else minimum(result, a_max)
+
+
+@_numpy_when_concrete(np.min)
+def min(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Tracer:  # noqa: A001
+    """The smallest element over `axis`: `-max(-a)`. Real arrays only."""
+    if out is not None:
+        raise TypeError("min: out= is not supported")
+    _real_only("min", a)
+    if builtins.any(a.shape[i] == 0 for i in _normalize_axes(axis, a.ndim)):
+        raise ValueError("zero-size array to reduction operation minimum which has no identity")
+    return negative(max(negative(a), axis=axis, keepdims=keepdims))
+
+
+@_numpy_when_concrete(np.amin)
+def amin(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Tracer:
+    """numpy's alias of `min`."""
+    return min(a, axis, out, keepdims)
+
+
+@_numpy_when_concrete(np.amax)
+def amax(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Tracer:
+    """numpy's alias of `max`."""
+    if out is not None:
+        raise TypeError("amax: out= is not supported")
+    return max(a, axis=axis, keepdims=keepdims)
+
+
+@_numpy_when_concrete(np.var)
+def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: float = 0,
+        keepdims: bool = False) -> Tracer:  # fmt: skip
+    """The mean squared deviation, divided by `count - ddof`; real for complex `a`."""
+    if out is not None:
+        raise TypeError("var: out= is not supported")
+    x = _float(a) if dtype is None else astype(a, dtype)
+    count = math.prod(x.shape[i] for i in _normalize_axes(axis, x.ndim))
+    deviation = subtract(x, mean(x, axis=axis, keepdims=True))
+    squares = real(multiply(deviation, conj(deviation)))
+    total = sum(squares, axis=axis, keepdims=keepdims)
+    return divide(total, np.asarray(builtins.max(count - ddof, 0), dtype=total.dtype))
+
+
+@_numpy_when_concrete(np.std)
+def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: float = 0,
+        keepdims: bool = False) -> Tracer:  # fmt: skip
+    """The square root of `var`."""
+    return sqrt(var(a, axis, dtype, out, ddof, keepdims))
+
+
+@_numpy_when_concrete(np.log1p)
+def log1p(x: Any) -> Tracer:
+    """log(1 + x), accurate for small x (`_log1p`). Real arrays only."""
+    _real_only("log1p", x)
+    return _log1p(_float(x))
+
+
+@_numpy_when_concrete(np.log2)
+def log2(x: Any) -> Tracer:
+    """log(x) / log(2)."""
+    return divide(log(x), LN2)
+
+
+@_numpy_when_concrete(np.log10)
+def log10(x: Any) -> Tracer:
+    """log(x) / log(10)."""
+    return divide(log(x), math.log(10.0))
+
+
+@_numpy_when_concrete(np.exp2)
+def exp2(x: Any) -> Tracer:
+    """exp(x · log 2)."""
+    return exp(multiply(x, LN2))
+
+
+@_numpy_when_concrete(np.sinh)
+def sinh(x: Any) -> Tracer:
+    """`(e^x - e^-x) / 2`, as `2t / (1 - t²)` with `t = tanh(x/2)` for `|x| < 1` (no
+    cancellation near 0); the halving inside the exponent keeps it finite as
+    far as numpy's."""
+    x = _float(x)
+
+    def near_zero(v: Tracer) -> Tracer:
+        t = tanh(v * 0.5)
+        return 2.0 * t / ((1.0 - t) * (1.0 + t))
+
+    def far(v: Tracer) -> Tracer:
+        return exp(v - LN2) - exp(-v - LN2)
+
+    return _safe_where(less(abs(x), 1.0), near_zero, far, x, 0.0, 1.0)
+
+
+@_numpy_when_concrete(np.cosh)
+def cosh(x: Any) -> Tracer:
+    """1 + 2·sinh(x/2)²: accurate, and so is its derivative sinh(x) near 0."""
+    return add(1.0, multiply(2.0, square(sinh(multiply(x, 0.5)))))
+
+
+@_numpy_when_concrete(np.arctan)
+def arctan(x: Any) -> Tracer:
+    """arctan2(x, 1). Real arrays only."""
+    _real_only("arctan", x)
+    return arctan2(x, 1.0)
+
+
+def _cosine_of_arcsin(x: Tracer) -> Tracer:
+    """sqrt(1 - x²) as sqrt((1 - x)(1 + x)): accurate near |x| = 1."""
+    return sqrt(multiply(subtract(1.0, x), add(1.0, x)))
+
+
+@_numpy_when_concrete(np.arcsin)
+def arcsin(x: Any) -> Tracer:
+    """arctan2(x, sqrt(1 - x²)); nan outside [-1, 1]. Real arrays only."""
+    _real_only("arcsin", x)
+    return arctan2(x, _cosine_of_arcsin(x))
+
+
+@_numpy_when_concrete(np.arccos)
+def arccos(x: Any) -> Tracer:
+    """arctan2(sqrt(1 - x²), x); nan outside [-1, 1]. Real arrays only."""
+    _real_only("arccos", x)
+    return arctan2(_cosine_of_arcsin(x), x)
+
+
+@_numpy_when_concrete(np.arcsinh)
+def arcsinh(x: Any) -> Tracer:
+    """Odd: for a >= 0, log1p(a + a²/(1 + sqrt(1 + a²))) (accurate near 0), and
+    log(a) + log 2 beyond 1e8 (where a² would overflow). Real arrays only."""
+    _real_only("arcsinh", x)
+
+    def positive(a: Tracer) -> Tracer:
+        def moderate(v: Tracer) -> Tracer:
+            return _log1p(v + v * v / (1.0 + sqrt(1.0 + v * v)))
+
+        return _safe_where(greater(a, 1e8), lambda v: log(v) + LN2, moderate, a, 1e9, 0.0)
+
+    return _odd(positive, _float(x))
+
+
+@_numpy_when_concrete(np.arctanh)
+def arctanh(x: Any) -> Tracer:
+    """Odd: the series below 0.1, else log((1 + a)/(1 - a)) / 2 (inf at 1,
+    nan beyond). Real arrays only."""
+    _real_only("arctanh", x)
+
+    def positive(a: Tracer) -> Tracer:
+        def far(v: Tracer) -> Tracer:
+            return 0.5 * log((1.0 + v) / (1.0 - v))
+
+        return _safe_where(less(a, 0.1), _atanh_series, far, a, 0.0, 0.5)
+
+    return _odd(positive, _float(x))
+
+
+@_numpy_when_concrete(np.hypot)
+def hypot(x1: Any, x2: Any) -> Tracer:
+    """`sqrt(x1² + x2²)` scaled by `m = max(|x1|, |x2|)` (no overflow or underflow);
+    0 at the origin, inf if either is. Real arrays only."""
+    _real_only("hypot", x1, x2)
+    trace = _find_trace((x1, x2))
+    assert trace is not None
+    a, b = (abs(t) for t in _broadcast_all(trace, (x1, x2), _result_dtype(x1, x2)))
+    largest = maximum(a, b)
+    zero = equal(largest, 0.0)
+    scale = where(zero, 1.0, largest)
+    ratio = add(square(a / scale), square(b / scale))
+    scaled = largest * sqrt(where(zero, 1.0, ratio))
+    return where(equal(largest, np.inf), largest, where(zero, 0.0, scaled))
+
+
+@_numpy_when_concrete(np.logaddexp)
+def logaddexp(x1: Any, x2: Any) -> Tracer:
+    """`log(e^x1 + e^x2)` as `larger + log1p(e^-|x1 - x2|)` (no overflow), each
+    side a smooth formula (exact derivatives of every order at ties too); equal
+    infinities, whose difference is nan, give `x + log 2`. Real arrays only."""
+    _real_only("logaddexp", x1, x2)
+    trace = _find_trace((x1, x2))
+    assert trace is not None
+    a, b = _broadcast_all(trace, (x1, x2), _result_dtype(x1, x2))
+    gap = subtract(a, b)
+    undefined = isnan(gap)  # inf - inf, or a nan argument
+    gap = where(undefined, 0.0, gap)
+    first_larger = greater(gap, 0.0)
+    larger = where(first_larger, a, b)
+    distance = where(first_larger, negative(gap), gap)  # -|a - b|
+    result = larger + _log1p(exp(distance))
+    return where(undefined, (a + b) * 0.5 + LN2, result)
+
+
+def _either(p: Tracer, q: Tracer) -> Tracer:
+    """Elementwise `p or q` of boolean tracers (a select and a comparison)."""
+    return greater(where(p, 1.0, where(q, 1.0, 0.0)), 0.5)
+
+
+@_numpy_when_concrete(np.isnan)
+def isnan(x: Any) -> Tracer:
+    """x != x (either part, for complex x)."""
+    if x.dtype.kind == "c":
+        return _either(isnan(real(x)), isnan(imag(x)))
+    return not_equal(x, x)
+
+
+@_numpy_when_concrete(np.isinf)
+def isinf(x: Any) -> Tracer:
+    """`|x| == inf` (either part, for complex x)."""
+    if x.dtype.kind == "c":
+        return _either(isinf(real(x)), isinf(imag(x)))
+    return equal(abs(x), np.inf)
+
+
+@_numpy_when_concrete(np.isfinite)
+def isfinite(x: Any) -> Tracer:
+    """x - x == 0: nan for inf and nan (for complex x: both parts of x - x are 0)."""
+    difference = subtract(x, x)
+    if x.dtype.kind == "c":
+        difference = add(real(difference), imag(difference))
+    return equal(difference, 0.0)
+
+
+# --------------------------------------------------------------------------
+# Products (dot_general, multiply and reshape)
+# --------------------------------------------------------------------------
+
+
+@_numpy_when_concrete(np.outer)
+def outer(a: Any, b: Any) -> Tracer:
+    """`out[i, j] = ravel(a)[i] * ravel(b)[j]`."""
+    return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
+
+
+@_numpy_when_concrete(np.tensordot)
+def tensordot(a: Any, b: Any, axes: Any = 2) -> Tracer:
+    """Sum over the last `axes` axes of a and the first of b, or over the axes
+    of the pair `axes`; the free axes of a, then those of b."""
+    x, y = _promoted_pair(a, b)
+    if isinstance(axes, int | np.integer):
+        if not 0 <= axes <= builtins.min(x.ndim, y.ndim):
+            raise ValueError(f"tensordot: axes={axes} for shapes {x.shape} and {y.shape}")
+        left, right = list(range(x.ndim - int(axes), x.ndim)), list(range(int(axes)))
+    else:
+        axes_a, axes_b = axes
+        left, right = _axis_list(axes_a, x.ndim), _axis_list(axes_b, y.ndim)
+    if [x.shape[i] for i in left] != [y.shape[i] for i in right]:
+        raise ValueError(f"tensordot: shape-mismatch for sum: axes {left} of {x.shape} and "
+                         f"{right} of {y.shape}")  # fmt: skip
+    return _dot_general(x, y, [], [], left, right)
+
+
+@_numpy_when_concrete(np.inner)
+def inner(a: Any, b: Any) -> Tracer:
+    """Sum over the last axes of a and b (a product when either is 0-d)."""
+    if len(shape(a)) == 0 or len(shape(b)) == 0:
+        return multiply(a, b)
+    return tensordot(a, b, ([-1], [-1]))
+
+
+@_numpy_when_concrete(np.vdot)
+def vdot(a: Any, b: Any) -> Tracer:
+    """`sum(conj(a) * b)` of the flattened arrays (sizes must agree)."""
+    x, y = _promoted_pair(a, b)
+    if x.size != y.size:
+        raise ValueError(f"vdot: vectors have different sizes ({x.shape} and {y.shape})")
+    return dot(conj(ravel(x)), ravel(y))
+
+
+@_numpy_when_concrete(np.kron)
+def kron(a: Any, b: Any) -> Tracer:
+    """The Kronecker product: a's axes interleaved with b's, multiplied, merged."""
+    ndim = builtins.max(len(shape(a)), len(shape(b)))
+    sa = (1,) * (ndim - len(shape(a))) + tuple(shape(a))
+    sb = (1,) * (ndim - len(shape(b))) + tuple(shape(b))
+    spread_a = reshape(a, tuple(v for n in sa for v in (n, 1)))
+    spread_b = reshape(b, tuple(v for n in sb for v in (1, n)))
+    return reshape(multiply(spread_a, spread_b), tuple(p * q for p, q in zip(sa, sb, strict=True)))
+
+
+@_numpy_when_concrete(np.cross)
+def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
+          axis: int | None = None) -> Tracer:  # fmt: skip
+    """The cross product of 3-vectors along the last axis (broadcast over the others)."""
+    if (axisa, axisb, axisc) != (-1, -1, -1) or axis not in (None, -1):
+        raise ValueError("tnp.cross supports vectors along the last axis only (axis=-1)")
+    if shape(a)[-1:] != (3,) or shape(b)[-1:] != (3,):
+        raise ValueError(f"tnp.cross supports 3-vectors only, got shapes {shape(a)} and "
+                         f"{shape(b)}")  # fmt: skip
+    u = [a[..., i] for i in range(3)]
+    v = [b[..., i] for i in range(3)]
+    return stack([u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2],
+                  u[0] * v[1] - u[1] * v[0]], axis=-1)  # fmt: skip
+
+
+# --------------------------------------------------------------------------
+# tnp.linalg
+# --------------------------------------------------------------------------
+
+
+def _squared_magnitude(x: Tracer) -> Tracer:
+    return real(multiply(x, conj(x)))
+
+
+def _norm(x: Any, ord: Any, axis: Any, keepdims: bool) -> Tracer:  # noqa: A002
+    """Vector norms (ord None/2, 1, inf, -inf, 0, other p) and matrix norms
+    (None/'fro', 1, -1, inf, -inf) of a tracer."""
+    x = _float(x)
+    if axis is None:
+        if ord is None:
+            result = sqrt(sum(_squared_magnitude(x)))
+            return reshape(result, (1,) * x.ndim) if keepdims else result
+        if x.ndim not in (1, 2):
+            raise ValueError(f"Improper number of dimensions to norm: shape {x.shape}")
+        axis = tuple(range(x.ndim))
+    axes = _axis_list(axis, x.ndim)
+    magnitude = abs(x)
+    if len(axes) == 1:
+        result = _vector_norm(x, magnitude, ord, axes[0])
+    elif len(axes) == 2:
+        result = _matrix_norm(x, magnitude, ord, axes[0], axes[1])
+    else:
+        raise ValueError(f"Improper number of dimensions to norm: axis={axis}")
+    if keepdims:
+        result = reshape(result, tuple(1 if i in axes else n for i, n in enumerate(x.shape)))
+    return result
+
+
+def _vector_norm(x: Tracer, magnitude: Tracer, ord: Any, axis: int) -> Tracer:  # noqa: A002
+    if isinstance(ord, str):
+        raise ValueError(f"Invalid norm order '{ord}' for vectors")
+    if ord is None or ord == 2:
+        return sqrt(sum(_squared_magnitude(x), axis=axis))
+    if ord == np.inf:
+        return max(magnitude, axis=axis)
+    if ord == -np.inf:
+        return min(magnitude, axis=axis)
+    if ord == 0:
+        return sum(where(not_equal(magnitude, 0.0), 1.0, 0.0).astype(magnitude.dtype), axis=axis)
+    if ord == 1:
+        return sum(magnitude, axis=axis)
+    return power(sum(power(magnitude, float(ord)), axis=axis), 1.0 / float(ord))
+
+
+def _matrix_norm(x: Tracer, magnitude: Tracer, ord: Any, row: int, column: int) -> Tracer:  # noqa: A002
+    if ord is None or ord == "fro":
+        return sqrt(sum(_squared_magnitude(x), axis=(row, column)))
+    if ord in (1, -1, np.inf, -np.inf):
+        summed, other = (row, column) if ord in (1, -1) else (column, row)
+        sums = sum(magnitude, axis=summed)
+        other -= other > summed
+        return max(sums, axis=other) if ord > 0 else min(sums, axis=other)
+    raise ValueError(
+        f"tnp.linalg.norm: matrix norm ord={ord!r} needs singular values, which tidu does "
+        "not compute (supported: None, 'fro', 1, -1, inf, -inf)"
+    )
+
+
+def _numpy_norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A002
+    return np.linalg.norm(x, ord, axis, keepdims)
+
+
+class _Linalg:
+    """numpy.linalg's names that tidu has: `tnp.linalg.norm`."""
+
+    @staticmethod
+    def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A002
+        """numpy.linalg.norm: vector norms (None/2, 1, inf, -inf, 0, p) and matrix
+        norms (None/'fro', 1, -1, inf, -inf; not 2, -2, 'nuc')."""
+        if _find_trace((x,)) is None:
+            return _numpy_norm(x, ord, axis, keepdims)
+        return _norm(x, ord, axis, keepdims)
+
+
+linalg = _Linalg()
+
+
+def __getattr__(name: str) -> NoReturn:
+    """Unknown names: say where the list of what exists is."""
+    raise AttributeError(
+        f"tidu_mlir.numpy has no '{name}'; see the coverage table in docs/reference/coverage.rst"
+    )
 
 
 Tracer.bind_functions(sys.modules[__name__])

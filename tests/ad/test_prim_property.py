@@ -121,7 +121,13 @@ def _interpret(steps: list[tuple]) -> Callable[..., list[SSAValue]]:
     return body
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=300,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)  # fixed examples in CI
 @given(programs(), st.integers(0, 2**16))
 def test_random_graphs(program: tuple[list[tuple], np.dtype], seed: int) -> None:
     steps, dtype = program

@@ -1048,11 +1048,303 @@ def op_einsum(b: Builder) -> bool:
     return True
 
 
+# ---- composites: more math, shapes and products (tnp functions built on the above) ----
+
+
+def op_unary_math(b: Builder) -> bool:
+    """Elementwise composites, each kept in its domain (and off its poles)."""
+    v = b.pick(_real)
+    if v is None:
+        return False
+    name = b.choose(["square", "reciprocal", "sinh", "cosh", "arctan", "arcsinh", "log2",
+                     "log10", "exp2", "arcsin", "arccos", "arctanh", "log1p"])  # fmt: skip
+    if name in ("reciprocal", "log2", "log10"):
+        expr, safe = b.positive(v)
+        fn = {"reciprocal": lambda t: 1.0 / t, "log2": math.log2, "log10": math.log10}[name]
+        b.emit(_call(name, expr), v.dims, v.dtype, safe.re.mapped(fn))
+        return True
+    limit = {"sinh": 3.0, "cosh": 3.0, "exp2": 3.0, "arcsin": 0.5, "arccos": 0.5}.get(name, 0.5)
+    expr, small = b.shrunk(v, LIMIT if name in ("square", "arctan", "arcsinh") else limit)
+    fn = {"square": lambda t: t * t, "sinh": math.sinh, "cosh": math.cosh, "arctan": math.atan,
+          "arcsinh": math.asinh, "exp2": lambda t: 2.0**t, "arcsin": math.asin,
+          "arccos": math.acos, "arctanh": math.atanh, "log1p": math.log1p}[name]  # fmt: skip
+    if name in ("square", "cosh"):  # not monotonic: 0 (or 1) to the larger end
+        top = max(fn(small.re.lo), fn(small.re.hi))
+        re = Bounds(0.0 if name == "square" else 1.0, top)
+    else:
+        re = small.re.mapped(fn)
+    b.emit(_call(name, expr), v.dims, v.dtype, re)
+    return True
+
+
+def op_sign_clip(b: Builder) -> bool:
+    """`sign` (a jump at 0) or `clip` (kinks at the bounds)."""
+    v = b.pick(_real)
+    if v is None:
+        return False
+    if b.flip():
+        b.margin(f"np.abs({v.name})", jump=True)
+        b.emit(_call("sign", v.name), v.dims, v.dtype, Bounds(-1.0, 1.0))
+        return True
+    low, high = b.choose([(-0.5, 0.5), (None, 0.25), (-0.25, None)])
+    for bound in (low, high):
+        if bound is not None:
+            b.margin(f"np.abs({v.name} - {bound!r})")
+    re = Bounds(v.re.lo if low is None else max(v.re.lo, low),
+                v.re.hi if high is None else min(v.re.hi, high))  # fmt: skip
+    re = Bounds(min(re.lo, re.hi), max(re.lo, re.hi))
+    b.emit(_call("clip", v.name, repr(low), repr(high)), v.dims, v.dtype, re)
+    return True
+
+
+def op_min(b: Builder) -> bool:
+    """`min`, `amin` (kinks at ties, as `max`) and `amax`."""
+    v = b.pick(lambda v: _real(v) and v.size > 0)
+    if v is None:
+        return False
+    name = b.choose(["min", "amin", "amax"])
+    axis, axes = _axis(b, len(v.dims))
+    keepdims = b.flip()
+    sign = "" if name == "amax" else "-"
+    b.margin(f"_max_gap({sign}{v.name}, {axis!r})")
+    args = [v.name] + ([f"axis={axis!r}"] if axis is not None else [])
+    args += ["keepdims=True"] if keepdims else []
+    b.emit(_call(name, *args), _reduced_shape(v.dims, axes, keepdims), v.dtype, v.re)
+    return True
+
+
+def op_var_std(b: Builder) -> bool:
+    """`var` or `std` (kept away from a zero deviation) over `axis`, with `ddof`."""
+    v = b.pick(_numeric)
+    if v is None:
+        return False
+    name = b.choose(["var", "std"])
+    axis, axes = _axis(b, len(v.dims))
+    count = math.prod(v.dims[a] for a in axes)
+    ddof = b.choose([0, 1])
+    if count - ddof < 1 or (name == "std" and count < 2):
+        return False
+    keepdims = b.flip()
+    if name == "std":
+        b.margin(f"np.std({v.name}, axis={axis!r})")
+    args = [v.name] + ([f"axis={axis!r}"] if axis is not None else [])
+    args += [f"ddof={ddof}"] if ddof else []
+    args += ["keepdims=True"] if keepdims else []
+    spread = v.magnitude**2 * count / (count - ddof)
+    re = Bounds(0.0, spread if name == "var" else math.sqrt(spread))
+    b.emit(_call(name, *args), _reduced_shape(v.dims, axes, keepdims), _real_dtype(v.dtype), re)
+    return True
+
+
+def op_hypot_logaddexp(b: Builder) -> bool:
+    v = b.pick(_real)
+    if v is None:
+        return False
+    c = b.partner(v, real_only=True)
+    name = b.choose(["hypot", "logaddexp"])
+    if name == "hypot":
+        b.margin(f"np.hypot({v.name}, {c.name})")
+        re = Bounds(0.0, math.hypot(v.magnitude, c.magnitude))
+    else:
+        re = Bounds(max(v.re.lo, c.re.lo), max(v.re.hi, c.re.hi) + math.log(2.0))
+    b.emit(_call(name, v.name, c.name), _broadcast(v, c), _dtype_of(v, c), re)
+    return True
+
+
+def op_float_tests(b: Builder) -> bool:
+    """`where(isfinite(a), p, q)` (all finite: p), or `isnan`/`isinf` (q)."""
+    a = b.pick(_numeric)
+    if a is None:
+        return False
+    name = b.choose(["isfinite", "isnan", "isinf"])
+    condition = b.emit(_call(name, a.name), a.dims, "bool", Bounds(0.0, 1.0))
+    other = b.partner(a)
+    if not _broadcasts(other.dims, a.dims):
+        return True
+    kept = a if name == "isfinite" else other
+    shape = tuple(np.broadcast_shapes(a.dims, other.dims))
+    dtype = _dtype_of(a, other)
+    im = kept.imag if np.dtype(dtype).kind == "c" else None
+    b.emit(_call("where", condition.name, a.name, other.name), shape, dtype, kept.re, im)
+    return True
+
+
+def op_products(b: Builder) -> bool:
+    """`outer`, `inner`, `vdot`, `tensordot`, `kron` and `cross`."""
+    v = b.pick(lambda v: _numeric(v) and len(v.dims) >= 1)
+    if v is None:
+        return False
+    name = b.choose(["outer", "inner", "vdot", "tensordot", "kron", "cross"])
+    k = v.dims[-1]
+    args = ""
+    if name == "outer":
+        shape: tuple[int, ...] = (b.choose([1, 2, 3]),)
+    elif name == "inner":
+        shape = (b.choose([1, 2]), k) if b.flip() else (k,)
+    elif name == "vdot":
+        shape = (v.size,)
+    elif name == "tensordot":
+        shape, args = (k, b.choose([1, 2])), ", 1"
+    elif name == "kron":
+        shape = tuple(b.choose([1, 2]) for _ in v.dims)
+    elif k == 3:
+        shape = v.dims
+    else:
+        return False
+    reference = {"outer": np.outer, "inner": np.inner, "vdot": np.vdot, "kron": np.kron,
+                 "cross": np.cross, "tensordot": lambda p, q: np.tensordot(p, q, 1)}[name]  # fmt: skip
+    out = np.shape(reference(np.zeros(v.dims), np.zeros(shape)))
+    if math.prod(out) > MAX_SIZE:
+        return False
+    other = b.array_like(shape, v.dtype)
+    terms = {"inner": k, "vdot": v.size, "tensordot": k, "cross": 2}.get(name, 1)
+    dtype = _dtype_of(v, other)
+    expr = f"xp.{name}({v.name}, {other.name}{args})"
+    b.emit(expr, tuple(out), dtype, *_product_bounds(v, other, terms, dtype))
+    return True
+
+
+def _squeeze_or_expand(b: Builder, v: Value) -> tuple[str, tuple[int, ...]] | None:
+    ones = [i for i, n in enumerate(v.dims) if n == 1]
+    if ones and b.flip():
+        axis = b.choose(ones + [None])
+        shape = tuple(n for i, n in enumerate(v.dims) if n != 1 or (axis is not None and i != axis))
+        return _call("squeeze", v.name, f"axis={axis!r}"), shape
+    if len(v.dims) >= 3:
+        return None
+    axis = b.draw(st.integers(-len(v.dims) - 1, len(v.dims)))
+    shape = list(v.dims)
+    shape.insert(axis % (len(v.dims) + 1), 1)
+    return _call("expand_dims", v.name, repr(axis)), tuple(shape)
+
+
+def op_rearrange(b: Builder) -> bool:
+    """Shape functions that keep the elements: `squeeze`, `expand_dims`,
+    `ravel`, `moveaxis`, `swapaxes`, `flip`, `roll`, `asarray`."""
+    v = b.pick(_numeric)
+    if v is None:
+        return False
+    ndim = len(v.dims)
+    name = b.choose(["squeeze", "ravel", "moveaxis", "swapaxes", "flip", "roll", "asarray"])
+    axis = b.draw(st.integers(-ndim, ndim - 1)) if ndim else None
+    if name == "squeeze":
+        found = _squeeze_or_expand(b, v)
+        if found is None:
+            return False
+        expr, shape = found
+    elif name == "ravel":
+        expr, shape = _call("ravel", v.name), (v.size,)
+    elif name in ("moveaxis", "swapaxes") and axis is not None and ndim >= 2:
+        other, moved = b.draw(st.integers(0, ndim - 1)), axis % ndim
+        order = list(range(ndim))
+        if name == "swapaxes":
+            order[moved], order[other] = other, moved
+        else:
+            order.remove(moved)
+            order.insert(other, moved)
+        expr, shape = _call(name, v.name, str(axis), str(other)), tuple(v.dims[i] for i in order)
+    elif name == "flip":
+        args = [v.name] + ([f"axis={axis!r}"] if b.flip() else [])
+        expr, shape = _call("flip", *args), v.dims
+    elif name == "roll":
+        shift = b.choose([1, -2, 3])
+        expr, shape = _call("roll", v.name, str(shift), f"axis={axis!r}"), v.dims
+    elif name == "asarray":
+        expr, shape = _call("asarray", v.name), v.dims
+    else:
+        return False
+    b.emit(expr, shape, v.dtype, v.re, v.im)
+    return True
+
+
+def op_replicate(b: Builder) -> bool:
+    """`tile`, `repeat`, `split` (a piece) and joining: `stack`, `hstack`,
+    `vstack`, `array` of two arrays of one shape."""
+    v = b.pick(_numeric)
+    if v is None:
+        return False
+    ndim = len(v.dims)
+    name = b.choose(["tile", "repeat", "split", "stack", "hstack", "vstack", "array"])
+    if name == "tile":
+        reps = tuple(b.choose([1, 2]) for _ in range(b.draw(st.integers(1, 3))))
+        shape = np.tile(np.zeros(v.dims), reps).shape
+        expr = _call("tile", v.name, repr(reps))
+    elif name == "repeat":
+        axis = b.draw(st.integers(-ndim, ndim - 1)) if ndim and b.flip() else None
+        shape = np.repeat(np.zeros(v.dims), 2, axis=axis).shape
+        expr = _call("repeat", v.name, "2", f"axis={axis!r}")
+    elif name == "split" and ndim:
+        axis = b.draw(st.integers(0, ndim - 1))
+        sections = b.choose([n for n in (1, 2, 3) if v.dims[axis] % n == 0])
+        shape = v.dims[:axis] + (v.dims[axis] // sections,) + v.dims[axis + 1 :]
+        expr = f"{_call('split', v.name, str(sections), f'axis={axis}')}[{sections - 1}]"
+    elif name in ("stack", "hstack", "vstack", "array"):
+        other = v if b.flip() else b.array_like(v.dims, v.dtype, exact_dtype=True)
+        arrays = [np.zeros(v.dims), np.zeros(v.dims)]
+        reference = {"stack": np.stack, "hstack": np.hstack, "vstack": np.vstack,
+                     "array": np.array}[name]  # fmt: skip
+        shape = np.shape(reference(arrays))
+        expr = _call(name, f"[{v.name}, {other.name}]")
+        if math.prod(shape) > MAX_SIZE:
+            return False
+        im = v.imag.union(other.imag) if v.is_complex else None
+        b.emit(expr, tuple(shape), v.dtype, v.re.union(other.re), im)
+        return True
+    else:
+        return False
+    if math.prod(shape) > MAX_SIZE:
+        return False
+    b.emit(expr, tuple(shape), v.dtype, v.re, v.im)
+    return True
+
+
+def op_diagonals(b: Builder) -> bool:
+    """`diag`, `diagonal`, `trace`, `triu`, `tril` (zeros enter the bounds)."""
+    v = b.pick(lambda v: _numeric(v) and len(v.dims) in (1, 2, 3))
+    if v is None:
+        return False
+    ndim = len(v.dims)
+    k = b.choose([0, 1, -1])
+    name = b.choose(["diag"] if ndim == 1 else ["diagonal", "trace", "triu", "tril"]
+                    + (["diag"] if ndim == 2 else []))  # fmt: skip
+    reference = {"diag": np.diag, "diagonal": np.diagonal, "trace": np.trace,
+                 "triu": np.triu, "tril": np.tril}[name]  # fmt: skip
+    shape = np.shape(reference(np.zeros(v.dims), k))
+    if math.prod(shape) > MAX_SIZE:
+        return False
+    factor = float(max(min(v.dims[:2]), 1)) if name == "trace" else 1.0
+    im = v.imag.scaled(factor).union(ZERO) if v.is_complex else None
+    b.emit(_call(name, v.name, str(k)), tuple(shape), v.dtype, v.re.scaled(factor).union(ZERO), im)
+    return True
+
+
+def op_like(b: Builder) -> bool:
+    """`v * ones_like(v)`, `v + zeros_like(v)`, `full_like`, and a reshape to
+    the shape of `empty_like` (its values are undefined)."""
+    v = b.pick(_numeric)
+    if v is None:
+        return False
+    name = b.choose(["ones_like", "zeros_like", "full_like", "empty_like"])
+    if name == "ones_like":
+        b.emit(f"{v.name} * {_call(name, v.name)}", v.dims, v.dtype, v.re, v.im)
+    elif name == "zeros_like":
+        b.emit(f"{v.name} + {_call(name, v.name)}", v.dims, v.dtype, v.re, v.im)
+    elif name == "full_like":
+        expr = f"{v.name} - {_call(name, v.name, '0.5')}"
+        b.emit(expr, v.dims, v.dtype, v.re - Bounds(0.5, 0.5), v.im)
+    else:
+        like = _call("shape", _call("empty_like", v.name))
+        b.emit(_call("reshape", v.name, like), v.dims, v.dtype, v.re, v.im)
+    return True
+
+
 OPS: list[Op] = [
     op_arithmetic, op_sin_cos, op_tanh, op_exp, op_log_sqrt, op_sum_mean, op_matmul,
     op_negative, op_divide, op_power_scalar, op_reshape, op_transpose, op_getitem,
     op_broadcast_to, op_concatenate, op_einsum, op_where, op_maximum_minimum, op_max,
     op_abs, op_arctan2, op_power_array, op_complex_parts, op_astype, op_complex, op_pad,
+    op_unary_math, op_sign_clip, op_min, op_var_std, op_hypot_logaddexp, op_float_tests,
+    op_products, op_rearrange, op_replicate, op_diagonals, op_like,
 ]  # fmt: skip
 """Simplest first: hypothesis shrinks towards the start of the list."""
 

@@ -66,11 +66,20 @@ def tidu_functions(program: Program) -> dict[str, Callable[..., Any]]:
     return program.functions(tnp, td.lax)
 
 
+NOT_GENERATED = frozenset(
+    {"zeros", "ones", "full", "empty", "eye", "identity", "arange", "linspace"}
+)
+"""Constructors taking no array: nothing of a program flows through them (they
+are tested in tests/test_numpy_surface.py)."""
+
+
 def test_generator_covers_every_tnp_function() -> None:
-    """Each name of `tnp.__all__` is one the generator writes (`xp.NAME` or an
-    operator calling it), and every op of the generator can be drawn."""
+    """Each name of `tnp.__all__` but the constructors of `NOT_GENERATED` is one
+    the generator writes (`xp.NAME` or an operator calling it)."""
     source = Path(programs_module.__file__).read_text()
-    missing = [name for name in tnp.__all__ if f'"{name}"' not in source]
+    missing = [
+        name for name in tnp.__all__ if f'"{name}"' not in source and name not in NOT_GENERATED
+    ]
     assert not missing, f"tnp functions the generator never calls: {missing}"
 
 
@@ -130,7 +139,7 @@ def test_derivatives_match_finite_differences(fuzz_settings: FuzzSettings) -> No
     `td.grad` of `real(sum(f * w))` is `J.T @ w`, J by central differences;
     the primal outputs of jvp and vjp are numpy's."""
 
-    @fuzz_settings(50)
+    @fuzz_settings(30)
     @given(programs(DERIVATIVES), st.integers(0, 2**32 - 1))
     def check(program: Program, seed: int) -> None:
         inputs = _smooth_inputs(program, seed)
@@ -171,7 +180,7 @@ def test_hessian_is_symmetric_and_matches_grad(fuzz_settings: FuzzSettings) -> N
     """`td.hessian` of `real(sum(f * w))` wrt the first input is symmetric and
     is the finite-difference Jacobian of `td.grad`."""
 
-    @fuzz_settings(30)
+    @fuzz_settings(20)
     @given(programs(HESSIAN), st.integers(0, 2**32 - 1))
     def check(program: Program, seed: int) -> None:
         inputs = _smooth_inputs(program, seed)
@@ -242,7 +251,7 @@ def test_matches_jax(
     program (`vjp_ours(ct) = conj(vjp_jax(conj(ct)))`, docs/complex.md)."""
     jax, jnp = jax_modules
 
-    @fuzz_settings(20)
+    @fuzz_settings(12)
     @given(programs(DERIVATIVES), st.integers(0, 2**32 - 1))
     def check(program: Program, seed: int) -> None:
         inputs = _smooth_inputs(program, seed)

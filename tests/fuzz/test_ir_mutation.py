@@ -34,7 +34,7 @@ from .driver import (
     save_finding,
 )
 
-CI_INPUTS = 250
+CI_INPUTS = 150
 CI_SEED = 16
 TIMEOUT = 10.0
 """Seconds per input: runs take ~0.03 s, inputs are at most a few kB."""

@@ -247,10 +247,131 @@ def getitem(x: Any, index: Any) -> Tensor:
     return apply("getitem", lambda a: a[index], (x,), _freeze(index))
 
 
+def _static_after(name: str, arrays: int = 1) -> Callable[..., Tensor]:
+    """`tnp.<name>` whose first `arrays` positional arguments are arrays and the
+    rest (positional or keyword: axes, counts, `ord`, `k`, ...) are static."""
+    fn = getattr(tnp, name)
+
+    def op(*args: Any, **kwargs: Any) -> Tensor:
+        operands, static = args[:arrays], args[arrays:]
+        key = _freeze((static, tuple(sorted(kwargs.items()))))
+        return apply(name, lambda *xs: fn(*xs, *static, **kwargs), operands, key)
+
+    functools.update_wrapper(op, fn, assigned=())
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"`tnp.{name}` of tensors; the arguments after the arrays are static."
+    return op
+
+
+def _sequence_function(name: str) -> Callable[..., Tensor]:
+    """`tnp.<name>` of a list of arrays and static keywords (`stack`, `hstack`, ...)."""
+    fn = getattr(tnp, name)
+
+    def op(arrays: Sequence[Any], *args: Any, **kwargs: Any) -> Tensor:
+        key = _freeze((args, tuple(sorted(kwargs.items()))))
+        return apply(name, lambda *xs: fn(list(xs), *args, **kwargs), tuple(arrays), key)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"`tnp.{name}` of a sequence of tensors."
+    return op
+
+
+def _constructor(name: str) -> Callable[..., Tensor]:
+    """`tnp.<name>` as a plain tensor (not recorded: a constant); tensor
+    arguments (`zeros_like(t)`, a fill value) are read as their arrays."""
+    fn = getattr(tnp, name)
+
+    def op(*args: Any, **kwargs: Any) -> Tensor:
+        def data(value: Any) -> Any:
+            return value.data if isinstance(value, Tensor) else value
+
+        values = [data(a) for a in args]
+        return Tensor(np.asarray(fn(*values, **{k: data(v) for k, v in kwargs.items()})))
+
+    functools.update_wrapper(op, fn, assigned=())
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"`tnp.{name}` as a tensor that does not require grad."
+    return op
+
+
+def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Tensor]:
+    """`tnp.split` of a tensor: a list of tensors."""
+    pieces = apply(
+        "split",
+        lambda a: tuple(tnp.split(a, indices_or_sections, axis)),
+        (ary,),
+        _freeze((indices_or_sections, axis)),
+    )
+    return list(pieces)
+
+
+def clip(a: Any, a_min: Any = None, a_max: Any = None) -> Tensor:
+    """`tnp.clip`; a bound None is static, others are operands."""
+    bounds = [bound for bound in (a_min, a_max) if bound is not None]
+
+    def fn(x: Any, *given: Any) -> Any:
+        supply = iter(given)
+        low = None if a_min is None else next(supply)
+        return tnp.clip(x, low, None if a_max is None else next(supply))
+
+    return apply("clip", fn, (a, *bounds), (a_min is None, a_max is None))
+
+
+def array(object: Any, dtype: Any = None) -> Tensor:  # noqa: A002 - numpy's name
+    """`tnp.array`: lists holding tensors are stacked (recorded), the rest is a new tensor."""
+    if isinstance(object, list | tuple) and builtins.any(
+        isinstance(item, Tensor | list | tuple) for item in object
+    ):
+        result = FUNCTIONS["stack"]([array(item) for item in object])
+    elif isinstance(object, Tensor):
+        result = object
+    else:
+        return Tensor(np.array(object, dtype=dtype))
+    return result if dtype is None else astype(result, dtype)
+
+
+CONSTRUCTORS = ("zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like",
+                "empty_like", "eye", "identity", "arange", "linspace")  # fmt: skip
+"""Functions making new arrays: plain tensors."""
+
+NOT_METHODS = frozenset(CONSTRUCTORS) | {"array", "asarray", "stack", "hstack", "vstack"}
+"""Functions whose first argument is not one array: no `Tensor` method."""
+
 STATIC_ARGUMENTS: dict[str, Callable[..., Any]] = {
     "sum": _reduction("sum"),
     "mean": _reduction("mean"),
     "max": _reduction("max"),
+    **{name: _constructor(name) for name in CONSTRUCTORS},
+    "array": array,
+    "asarray": array,
+    **{name: _sequence_function(name) for name in ("stack", "hstack", "vstack")},
+    "split": split,
+    "clip": clip,
+    **{
+        name: _static_after(name)
+        for name in (
+            "squeeze",
+            "expand_dims",
+            "moveaxis",
+            "swapaxes",
+            "flip",
+            "roll",
+            "tile",
+            "repeat",
+            "diag",
+            "diagonal",
+            "trace",
+            "triu",
+            "tril",
+            "min",
+            "amin",
+            "amax",
+            "var",
+            "std",
+        )
+    },  # fmt: skip
+    "tensordot": _static_after("tensordot", 2),
+    "cross": _static_after("cross", 2),
     "astype": astype,
     "reshape": reshape,
     "transpose": transpose,
@@ -324,5 +445,5 @@ def _method(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 for _name, _fn in FUNCTIONS.items():  # x.tanh(), x.exp(), x.matmul(y), ... (PyTorch's forms)
-    if not hasattr(Tensor, _name):
+    if not hasattr(Tensor, _name) and _name not in NOT_METHODS:
         setattr(Tensor, _name, _method(_fn))
