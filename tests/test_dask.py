@@ -198,7 +198,7 @@ def test_a_function_failing_to_compile_on_a_worker_raises_there_as_it_does_here(
     exported = export(td.vmap(loss, in_axes=(None, 0)), PARAMS, (x, y))
     broken = Exported(
         exported.func_text.replace("prim.tanh", "prim.no_such_op"),
-        exported.in_tree,
+        exported.in_trees,
         exported.in_specs,
         exported.sources,
         exported.out_tree,

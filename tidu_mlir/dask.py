@@ -216,12 +216,13 @@ def _by_basis_blocks(batched: Callable[[Any, Any], Any], x: np.ndarray, size: in
     exported = {n: export(batched, x, np.zeros((n, size), x.dtype)) for n in
                 {min(chunk, size - s) for s in starts}}  # fmt: skip
     shipped = {n: _shipped(e) for n, e in exported.items()}
+    point_and_basis = tree_flatten((x, x))[1]  # the structure of `batched`'s arguments
     x_node = delayed(x, pure=True)  # one graph node: sent once to each worker, not per task
     block_exports = [exported[min(chunk, size - start)] for start in starts]
     results = [
         delayed(_run_block, pure=True)(
             shipped[min(chunk, size - start)],
-            exported[min(chunk, size - start)].in_tree,
+            point_and_basis,
             x_node,
             delayed(_basis_rows, pure=True)(start, min(start + chunk, size), size, x.dtype.name),
         )

@@ -11,6 +11,7 @@ compilation. This is what `tidu_mlir.dask` sends to its workers.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import threading
 from collections.abc import Callable
@@ -24,7 +25,7 @@ from xdsl.parser import Parser
 from tidu_mlir import api
 from tidu_mlir.execution import Executable, executable
 from tidu_mlir.registry import make_context
-from tidu_mlir.tree_util import PyTreeDef, tree_flatten, tree_unflatten
+from tidu_mlir.tree_util import PyTreeDef, tree_unflatten
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,8 @@ class Exported:
     `np.ndarray` an array the function captured."""
 
     func_text: str
-    in_tree: PyTreeDef
+    in_trees: tuple[PyTreeDef, ...]
+    """The pytree structure of each argument."""
     in_specs: tuple[tuple[tuple[int, ...], str], ...]
     """(shape, dtype name) of each argument leaf, checked at call time."""
     sources: tuple[int | np.ndarray, ...]
@@ -44,16 +46,16 @@ class Exported:
     out_specs: tuple[tuple[tuple[int, ...], str], ...]
     """(shape, dtype name) of each result leaf."""
 
-    @property
+    @functools.cached_property
     def fingerprint(self) -> str:
-        """SHA-256 of the function text: the per-process compilation key."""
+        """SHA-256 of the function text: the per-process compilation key (hashed
+        once per object, not on every call)."""
         return hashlib.sha256(self.func_text.encode()).hexdigest()
 
     def __call__(self, *args: Any) -> Any:
-        tree = tree_flatten(args)[1]
-        if tree != self.in_tree:
-            raise TypeError(f"exported function takes {self.in_tree}, got {tree}")
         arrays, sig = api._flatten_args(args)  # scalars become arrays as in td.jit
+        if sig.trees != self.in_trees:
+            raise TypeError(f"exported function takes {self.in_trees}, got {sig.trees}")
         for k, (spec, (shape, dtype)) in enumerate(zip(sig.specs, self.in_specs, strict=True)):
             if spec.shape != shape or spec.dtype != np.dtype(dtype):
                 got = f"{spec.dtype}{list(spec.shape)}"
@@ -120,10 +122,9 @@ def export(fn: Callable[..., Any], *example_args: Any) -> Exported:
             raise TypeError(
                 f"cannot export {fn!r}: its input {key} is a traced value of an outer trace"
             )
-    _, in_tree = tree_flatten(example_args)
     return Exported(
         func_text=str(staged.func),
-        in_tree=in_tree,
+        in_trees=sig.trees,
         in_specs=tuple((spec.shape, spec.dtype.name) for spec in sig.specs),
         sources=tuple(sources),
         out_tree=staged.traced.out_treedef,
