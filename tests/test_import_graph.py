@@ -119,6 +119,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tidu_mlir.dialects.prim.core",),
     ("tidu_mlir.dialects.prim.elementwise",),
     ("tidu_mlir.dialects.prim.structural",),
+    ("tidu_mlir.dialects.prim.indexing",),
+    ("tidu_mlir.dialects.prim.ordering",),
     ("tidu_mlir.dialects.prim.contraction",),
     ("tidu_mlir.dialects.prim.control.bodies",),
     (
@@ -132,7 +134,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tidu_mlir.interp", "tidu_mlir.ad", "tidu_mlir.lowering"),
     ("tidu_mlir.passes", "tidu_mlir.execution", "tidu_mlir.tracing"),
     ("tidu_mlir.control_flow",),
-    ("tidu_mlir.numpy", "tidu_mlir.lax", "tidu_mlir.registry"),
+    ("tidu_mlir.numpy", "tidu_mlir.registry"),
+    ("tidu_mlir.lax",),
     ("tidu_mlir.nn",),
     ("tidu_mlir.api", "tidu_mlir.eager", "tidu_mlir.tools"),
     ("tidu_mlir.export",),

@@ -133,7 +133,24 @@ MATH_CASES: dict[str, Case] = {
         lambda xp, x: xp.linalg.norm(x, axis=0, keepdims=True), _one((3, 4))
     ),  # fmt: skip
 }
-CASES = {**SHAPE_CASES, **MATH_CASES}
+INDEX_CASES: dict[str, Case] = {
+    "sort": Case(lambda xp, x: xp.sort(x), _one((5,), (3, 4), (0,))),
+    "sort_axis0": Case(lambda xp, x: xp.sort(x, axis=0), _one((3, 4))),
+    "cumsum": Case(lambda xp, x: xp.cumsum(x, axis=-1), _one((5,), (3, 4), (0,))),
+    "cumsum_flat": Case(lambda xp, x: xp.cumsum(x), _one((), (3, 4))),
+    "cumprod": Case(lambda xp, x: xp.cumprod(x, axis=0), _one((5,), (3, 4), (7, 2))),
+    "take": Case(lambda xp, x: xp.take(x, np.array([[0, -1], [2, 2]]), axis=0), _one((3,), (3, 4))),
+    "take_flat": Case(lambda xp, x: xp.take(x, np.array([5, 0, -3])), _one((2, 3))),
+    "take_along_axis": Case(
+        lambda xp, x: xp.take_along_axis(x, xp.argsort(x, axis=1)[:, ::-1], axis=1), _one((3, 4))
+    ),  # fmt: skip
+    "index_array": Case(lambda xp, x: x[np.array([2, 0, 2]), 1:], _one((3, 4))),
+    "index_arrays": Case(lambda xp, x: x[np.array([[0], [2]]), np.array([1, 3, -1])], _one((3, 4))),
+    "index_apart": Case(lambda xp, x: x[[1, 0], :, 1], _one((2, 3, 4))),
+    "index_mask": Case(lambda xp, x: x[np.array([True, False, True])], _one((3,), (3, 4))),
+    "negative_step": Case(lambda xp, x: x[::-1, 3:0:-2], _one((3, 4))),
+}
+CASES = {**SHAPE_CASES, **MATH_CASES, **INDEX_CASES}
 FLOAT_TESTS = ("isfinite", "isnan", "isinf")
 
 
@@ -365,9 +382,9 @@ def test_hypot_and_logaddexp_gradients_at_special_points() -> None:
 # --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", list(SHAPE_CASES))
+@pytest.mark.parametrize("name", [*SHAPE_CASES, *INDEX_CASES])
 def test_shape_functions_under_vmap(name: str) -> None:
-    case = SHAPE_CASES[name]
+    case = CASES[name]
     for shapes in case.shapes:
         inputs = [np.stack([x, 2.0 * x, -x]) for x in _inputs(case, shapes, np.float64)]
         actual = td.vmap(lambda *xs: case.fn(tnp, *xs))(*inputs)

@@ -94,6 +94,25 @@ CASES: list[tuple[str, str, str]] = [
         "tensor<2x3xf32>",
         "prim.reduce_max %a, axes = [0, 1] : tensor<2x3xf32> -> tensor<f32>",
     ),
+    ("floor", "tensor<3xf64>", "prim.floor %a : tensor<3xf64>"),
+    ("ceil", "tensor<3xf32>", "prim.ceil %a : tensor<3xf32>"),
+    ("round", "tensor<f64>", "prim.round %a : tensor<f64>"),
+    ("sign", "tensor<3xi32>", "prim.sign %a : tensor<3xi32>"),
+    ("erf", "tensor<2x3xf64>", "prim.erf %a {role = #cg.linearized<[active]>} : tensor<2x3xf64>"),
+    ("argmax", "tensor<3x4xf64>", "prim.argmax %a, axis = 1 : tensor<3x4xf64> -> tensor<3xi64>"),
+    ("argmin", "tensor<5xi32>", "prim.argmin %a, axis = 0 : tensor<5xi32> -> tensor<i64>"),
+    ("cumsum", "tensor<4x3xi64>", "prim.cumsum %a, axis = 0 : tensor<4x3xi64>"),
+    (
+        "cumsum",
+        "tensor<4x3xcomplex<f32>>",
+        "prim.cumsum %a, axis = 1, reverse {role = #cg.linearized<[active]>} "
+        ": tensor<4x3xcomplex<f32>>",
+    ),
+    (
+        "argsort",
+        "tensor<3x4xf32>",
+        "prim.argsort %a, axis = 0 : tensor<3x4xf32> -> tensor<3x4xi64>",
+    ),
     ("reshape", "tensor<2x3xf64>", "prim.reshape %a : tensor<2x3xf64> -> tensor<3x2xf64>"),
     (
         "transpose",
@@ -120,6 +139,48 @@ CASES: list[tuple[str, str, str]] = [
         "concatenate",
         "tensor<2xf64>, tensor<3xf64>",
         "prim.concatenate %a, %b, dimension = 0 : (tensor<2xf64>, tensor<3xf64>) -> tensor<5xf64>",
+    ),
+    ("iota", "", "prim.iota dimension = 1 : tensor<2x3xi64>"),
+    ("iota", "", "prim.iota dimension = 0 {role = #cg.linearized<[]>} : tensor<4xf32>"),
+    (
+        "gather",
+        "tensor<3x4xf64>, tensor<5xi64>",
+        "prim.gather %a, %b, axis = 1 : tensor<3x4xf64>, tensor<5xi64> -> tensor<3x5xf64>",
+    ),
+    (
+        "gather",
+        "tensor<4xcomplex<f64>>, tensor<2x3xi32>",
+        "prim.gather %a, %b, axis = 0 {role = #cg.linearized<[active, fixed]>} : "
+        "tensor<4xcomplex<f64>>, tensor<2x3xi32> -> tensor<2x3xcomplex<f64>>",
+    ),
+    (
+        "scatter_add",
+        "tensor<4x2xf32>, tensor<3xi64>, tensor<3x2xf32>",
+        "prim.scatter_add %a, %b, %c, axis = 0 : tensor<4x2xf32>, tensor<3xi64>, "
+        "tensor<3x2xf32> -> tensor<4x2xf32>",
+    ),
+    (
+        "scatter",
+        "tensor<4xi32>, tensor<i32>, tensor<i32>",
+        "prim.scatter %a, %b, %c, axis = 0 : tensor<4xi32>, tensor<i32>, tensor<i32> "
+        "-> tensor<4xi32>",
+    ),
+    (
+        "dynamic_slice",
+        "tensor<4x5xf64>, tensor<i64>, tensor<i32>",
+        "prim.dynamic_slice %a [%b, %c], sizes = [2, 3] : tensor<4x5xf64>, tensor<i64>, "
+        "tensor<i32> -> tensor<2x3xf64>",
+    ),
+    (
+        "dynamic_slice",
+        "tensor<f64>",
+        "prim.dynamic_slice %a [], sizes = [] : tensor<f64> -> tensor<f64>",
+    ),
+    (
+        "dynamic_update_slice",
+        "tensor<4x5xf64>, tensor<2x2xf64>, tensor<i64>, tensor<i64>",
+        "prim.dynamic_update_slice %a, %b [%c, %d] : tensor<4x5xf64>, tensor<2x2xf64>, "
+        "tensor<i64>, tensor<i64> -> tensor<4x5xf64>",
     ),
     (
         "scan",

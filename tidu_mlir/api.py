@@ -44,6 +44,7 @@ from tidu_mlir.tracing import (
     ArraySpec,
     TracedFunction,
     Tracer,
+    as_traceable_array,
     constant,
     current_trace,
     trace_function,
@@ -222,30 +223,22 @@ class _LeafError(TypeError):
 
 def _as_array(value: Any) -> Any:
     """An argument leaf as a traceable array (or the tracer it is). Python and
-    numpy scalars become 0-d arrays: ints and bools float64, since tidu traces
-    floating and complex arrays only."""
+    numpy scalars become 0-d arrays of numpy's dtype for them (int -> int64)."""
     if isinstance(value, Tracer) or (type(value) is np.ndarray and value.dtype in TRACEABLE_DTYPES):
         return value
     what = f"is a {type(value).__name__}, not an array"
-    if isinstance(value, bool | int | float | complex | np.generic):
-        array = np.asarray(value)
-        if array.dtype.kind in "biu":
-            array = array.astype(np.float64)
-    elif isinstance(value, str | bytes):
+    if isinstance(value, str | bytes):
         raise _LeafError(what)
-    else:
-        try:
-            array = np.asarray(value)
-        except Exception as error:
-            raise _LeafError(f"{what} ({error})") from None
+    try:
+        array = np.asarray(value)
+    except Exception as error:
+        raise _LeafError(f"{what} ({error})") from None
     if array.dtype.kind in "OSUVMm":
         raise _LeafError(what)
-    if array.dtype not in TRACEABLE_DTYPES:
-        raise _LeafError(
-            f"has dtype {array.dtype}; tidu traces float32, float64, complex64 and "
-            "complex128 arrays (convert with .astype)"
-        )
-    return array
+    try:
+        return as_traceable_array(array)
+    except TypeError as error:
+        raise _LeafError(str(error)) from None
 
 
 def _flatten_args(args: Sequence[Any], labels: Sequence[str] = ()) -> tuple[list[Any], _Signature]:
@@ -316,17 +309,25 @@ def _leaf_dtype_name(leaf: Any) -> str | None:
     return None
 
 
-def _check_differentiable(args: Sequence[Any], nums: Sequence[int]) -> None:
-    """Like JAX: the arguments differentiated must have real or complex leaves."""
+def _check_differentiable(
+    args: Sequence[Any], nums: Sequence[int], transform: str = "grad"
+) -> None:
+    """Like JAX: the arguments differentiated must have real or complex leaves
+    (integers and booleans are traced but have no tangent)."""
+    remedy = (
+        "leave the argument out of argnums"
+        if transform == "grad"
+        else "close over it (functools.partial) instead of passing it as a primal"
+    )
     for n in nums:
         arg_leaves, tree = tree_flatten(args[n])
         for j, leaf in enumerate(arg_leaves):
             if (name := _leaf_dtype_name(leaf)) is not None:
                 path = tree.accessors()[j].codify("")
                 raise TypeError(
-                    "grad requires real- or complex-valued inputs (a dtype under "
+                    f"{transform} requires real- or complex-valued inputs (a dtype under "
                     f"np.inexact: float or complex), but argument {n}{path} is {name}; "
-                    "pass floats (2.0, x.astype(float)) or leave the argument out of argnums"
+                    f"pass floats (2.0, x.astype(float)) or {remedy}"
                 )
 
 
@@ -740,6 +741,7 @@ def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
     `(output, tangent, aux)`."""
     primals = _as_tuple(primals, "primals", "jvp")
     tangents = _as_tuple(tangents, "tangents", "jvp")
+    _check_differentiable(primals, range(len(primals)), "jvp")
     leaves, sig = _flatten_args(primals)
     tangent_leaves = _tangent_leaves(tangents, sig)
     derived = _cached(fn, ("jvp", sig, has_aux), lambda: _stage_jvp(fn, sig, has_aux))
@@ -758,6 +760,7 @@ def linearize(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[...,
     residuals `fn`'s policy saves, see `checkpoint`) runs once here; `f_jvp`
     runs only the compiled linear map on the stored residuals. Primals are
     pytrees; `f_jvp(*tangents)` takes tangents of their structures."""
+    _check_differentiable(primals, range(len(primals)), "linearize")
     leaves, sig = _flatten_args(primals)
     split = _split(fn, sig, transpose=False)
     outputs, residuals = split.run_forward(leaves)
@@ -779,6 +782,7 @@ def vjp(fn: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[A
     aux is not differentiated and `vjp` returns `(output, vjp_fn, aux)`. The
     forward function runs once here; `vjp_fn` runs only the transposed linear
     map on the residuals `fn`'s policy saves (see `checkpoint`)."""
+    _check_differentiable(primals, range(len(primals)), "vjp")
     leaves, sig = _flatten_args(primals)
     split = _split(fn, sig, transpose=True, has_aux=has_aux)
     outputs, residuals = split.run_forward(leaves)

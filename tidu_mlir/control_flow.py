@@ -86,7 +86,8 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
     `range(lower, upper)`. With Python int bounds, a `scan` carrying the index
     (every transform goes through it); with a traced bound (a 0-d real
     array), a `while_loop` on the index, as in JAX (forward mode only). The
-    index is a 0-d float64 array (the IR has no integer tensors yet)."""
+    index is a 0-d float64 array, so that a float32 carry times the index
+    stays float32 under numpy's promotion."""
     if isinstance(lower, Tracer) or isinstance(upper, Tracer):
         return _traced_bounds_loop(lower, upper, body_fun, init_val)
 
@@ -228,15 +229,16 @@ def cond(
 
 def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
     """`jax.lax.switch`: `branches[index](*operands)`, the index clamped to
-    the range of `branches`. A traced index is a 0-d real array (a float the
-    IR compares against each boundary: tidu has no integer tensors yet)."""
+    the range of `branches`. A traced index is a 0-d integer (as in JAX) or
+    real array, compared against each boundary by a chain of `cond` calls."""
     if not branches:
         raise ValueError("switch needs at least one branch")
     if not isinstance(index, Tracer):
         return branches[min(max(int(index), 0), len(branches) - 1)](*operands)
-    if index.shape or index.dtype.kind != "f":
+    if index.shape or index.dtype.kind not in "if":
         raise TypeError(
-            f"switch needs a 0-d real index, got shape {index.shape} and dtype {index.dtype}"
+            f"switch needs a 0-d integer or real index, got shape {index.shape} and "
+            f"dtype {index.dtype}"
         )
     if len(branches) == 1:
         return branches[0](*operands)

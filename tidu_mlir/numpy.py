@@ -36,6 +36,8 @@ from tidu_mlir.tracing import (
     Trace,
     Tracer,
     TracingError,
+    as_traceable_array,
+    as_tracer,
     constant,
     current_trace,
     emit,
@@ -59,12 +61,15 @@ __all__ = [
     # math
     "square", "reciprocal", "sign", "clip", "min", "amin", "amax", "var", "std", "log1p",
     "log2", "log10", "exp2", "sinh", "cosh", "arctan", "arcsin", "arccos", "arcsinh", "arctanh",
-    "hypot", "isfinite", "isnan", "isinf", "logaddexp", "outer", "inner", "vdot", "tensordot",
+    "hypot", "isfinite", "isnan", "isinf", "any", "all", "floor", "ceil", "rint", "trunc",
+    "round", "argmax", "argmin", "cumsum", "cumprod", "argsort", "sort", "take",
+    "take_along_axis", "logaddexp", "outer", "inner", "vdot", "tensordot",
     "kron", "cross",
 ]  # fmt: skip
 
 pi, e, inf, nan = np.pi, np.e, np.inf, np.nan
 float32, float64, complex64, complex128 = np.float32, np.float64, np.complex64, np.complex128
+int32, int64, bool_ = np.int32, np.int64, np.bool_
 newaxis = None
 
 
@@ -112,13 +117,26 @@ def _weak_dtype(value: Any) -> Any:
 
 
 def _result_dtype(*values: Any) -> np.dtype:
-    """numpy's promotion, with integer and boolean results made float64."""
+    """numpy's promotion (small integer types widened as arguments are)."""
     dtype = np.result_type(*(_weak_dtype(v) for v in values))
-    if dtype.kind in "iub":
-        dtype = np.result_type(dtype, np.float64)
-    if dtype not in TRACEABLE_DTYPES:
-        raise TypeError(f"dtype {dtype} is not supported by tidu (float32/64, complex64/128)")
-    return dtype
+    try:
+        return as_traceable_array(np.zeros((), dtype)).dtype
+    except TypeError as error:
+        raise TypeError(f"a traced result {error}") from None
+
+
+def _dtype_for(kind: str, *values: Any) -> np.dtype:
+    """The promoted dtype of `values` when an op of verifier `kind` takes it,
+    else float64 (numpy computes `exp`, `/`, `sqrt` ... of integers in float64)."""
+    dtype = _result_dtype(*values)
+    if prim.admits(kind, prim.element_type_of_dtype(dtype)):
+        return dtype
+    return np.result_type(dtype, np.float64)
+
+
+def _inexact_dtype(*values: Any) -> np.dtype:
+    """The promoted dtype of `values`, float64 for integers and booleans."""
+    return _dtype_for("float or complex", *values)
 
 
 def _as_tracer(trace: Trace, value: Any, dtype: np.dtype | None = None) -> Tracer:
@@ -163,12 +181,12 @@ def _broadcast_all(trace: Trace, values: Sequence[Any], dtype: np.dtype | None) 
 def _binary(op_class: type[prim.ElementwiseBinaryOp], lhs: Any, rhs: Any) -> Tracer:
     trace = _find_trace((lhs, rhs))
     assert trace is not None
-    a, b = _broadcast_all(trace, (lhs, rhs), _result_dtype(lhs, rhs))
+    a, b = _broadcast_all(trace, (lhs, rhs), _dtype_for(op_class.KIND, lhs, rhs))
     return emit(trace, op_class(a.value, b.value))
 
 
 def _real_only(name: str, *values: Any) -> None:
-    if any(np.dtype(_result_dtype(v)).kind == "c" for v in values):
+    if builtins.any(np.dtype(_result_dtype(v)).kind == "c" for v in values):
         raise TypeError(f"{name} is defined for real arrays only (got a complex operand)")
 
 
@@ -220,7 +238,7 @@ def arctan2(y: Any, x: Any) -> Tracer:
 def power(x: Any, y: Any) -> Tracer:
     """`x ** c` for a constant real scalar c is `prim.pow`; otherwise exp(y·log x)."""
     if isinstance(x, Tracer) and isinstance(y, int | float | np.integer | np.floating):
-        dtype = _result_dtype(x, y)
+        dtype = _inexact_dtype(x, y)
         base = _as_tracer(x.trace, x, dtype)
         return emit(x.trace, prim.PowOp(base.value, float(y)))
     return exp(multiply(y, log(x)))
@@ -228,7 +246,7 @@ def power(x: Any, y: Any) -> Tracer:
 
 def _unary(op_class: type[prim.ElementwiseUnaryOp], x: Tracer) -> Tracer:
     trace = x.trace
-    tracer = _as_tracer(trace, x, _result_dtype(x))
+    tracer = _as_tracer(trace, x, _dtype_for(op_class.KIND, x))
     return emit(trace, op_class(tracer.value))
 
 
@@ -274,6 +292,10 @@ def conj(x: Any) -> Tracer:
 
 @_numpy_when_concrete(prim.AbsOp.reference)
 def abs(x: Any) -> Tracer:  # noqa: A001 - numpy's name
+    """The absolute value; for integers `maximum(x, -x)` (the smallest integer stays
+    itself, as in numpy)."""
+    if x.dtype.kind in "iu":
+        return maximum(x, negative(x))
     return emit(x.trace, prim.AbsOp(x.value))
 
 
@@ -295,7 +317,10 @@ def astype(x: Any, dtype: Any) -> Any:
     if not isinstance(x, Tracer):
         return np.asarray(x).astype(target)
     if target not in TRACEABLE_DTYPES:
-        raise TypeError(f"cannot convert a traced array to {target}")
+        raise TypeError(
+            f"cannot convert a traced array to {target} (traced dtypes: "
+            f"{', '.join(str(d) for d in TRACEABLE_DTYPES)})"
+        )
     if target == x.dtype:
         return x
     return emit(x.trace, prim.ConvertOp(x.value, prim.element_type_of_dtype(target)))
@@ -310,7 +335,7 @@ def _compare(direction: str, x: Any, y: Any) -> Tracer:
     trace = _find_trace((x, y))
     assert trace is not None
     _real_only(f"comparison '{direction}'", x, y)
-    a, b = _broadcast_all(trace, (x, y), _result_dtype(x, y))
+    a, b = _broadcast_all(trace, (x, y), _dtype_for("real or integer", x, y))
     return emit(trace, prim.CompareOp(direction, a.value, b.value))
 
 
@@ -330,14 +355,12 @@ not_equal = _comparison("ne")
 
 @_numpy_when_concrete(prim.SelectOp.reference)
 def where(condition: Any, x: Any, y: Any) -> Tracer:
-    """Elementwise `x if condition else y`; the condition is a comparison result."""
+    """Elementwise `x if condition else y`; a non-boolean condition is `condition != 0`."""
     trace = _find_trace((condition, x, y))
     assert trace is not None
     common = np.broadcast_shapes(shape(condition), shape(x), shape(y))
     if isinstance(condition, Tracer):
-        if condition.dtype != np.bool_:
-            raise TypeError("tnp.where needs a boolean condition (a comparison of arrays)")
-        pred = trace.adopt(condition)
+        pred = trace.adopt(astype(condition, np.bool_))
     else:
         pred = constant(trace, np.asarray(condition, dtype=np.bool_), np.dtype(np.bool_))
     a, b = _broadcast_all(trace, (x, y), _result_dtype(x, y))
@@ -376,6 +399,9 @@ def _reduce(op_class: type[prim.ReduceSumOp | prim.ReduceMaxOp], x: Tracer, axis
 
 @_numpy_when_concrete(np.sum)
 def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Tracer:  # noqa: A001
+    """numpy's sum: booleans and int32 are summed in int64."""
+    if x.dtype.kind in "bi" and x.dtype != np.int64:
+        x = astype(x, np.int64)
     return _reduce(prim.ReduceSumOp, x, axis, keepdims)
 
 
@@ -384,14 +410,14 @@ def mean(x: Any, axis: Any = None, keepdims: bool = False) -> Tracer:
     axes = _normalize_axes(axis, x.ndim)
     count = math.prod(x.shape[a] for a in axes)
     total = sum(x, axis=axis, keepdims=keepdims)
-    return divide(total, np.asarray(count, dtype=total.dtype))
+    return divide(total, np.asarray(count, dtype=_inexact_dtype(total)))
 
 
 @_numpy_when_concrete(np.max)
 def max(x: Any, axis: Any = None, keepdims: bool = False) -> Tracer:  # noqa: A001
     _real_only("max", x)
     axes = _normalize_axes(axis, x.ndim)
-    if any(x.shape[a] == 0 for a in axes):
+    if builtins.any(x.shape[a] == 0 for a in axes):
         raise ValueError(  # numpy's message: a max over nothing has no value
             "zero-size array to reduction operation maximum which has no identity"
         )
@@ -452,22 +478,10 @@ def concatenate(arrays: Sequence[Any], axis: int = 0) -> Tracer:
     return emit(trace, prim.ConcatenateOp([t.value for t in tracers], int(axis) % ndim))
 
 
-def getitem(x: Tracer, index: Any) -> Tracer:
-    """Static indexing: integers, slices (positive steps), None and Ellipsis."""
-    items = list(index) if isinstance(index, tuple) else [index]
-    if any(isinstance(i, Tracer | np.ndarray | list) for i in items):
-        raise TracingError(
-            "indexing a traced array with arrays is not supported; use static slices"
-        )
-    if items.count(Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    consumed = builtins.sum(1 for i in items if i is not None and i is not Ellipsis)
-    if consumed > x.ndim:
-        raise IndexError(f"too many indices for an array of dimension {x.ndim}")
-    if Ellipsis in items:
-        at = items.index(Ellipsis)
-        items[at : at + 1] = [slice(None)] * (x.ndim - consumed)
-    items += [slice(None)] * (x.ndim - builtins.sum(1 for i in items if i is not None))
+def _basic_getitem(x: Tracer, items: Sequence[Any]) -> Tracer:
+    """Static indexing by expanded items (one per axis, or None): integers,
+    slices (a negative step is a positive one on the reversed axis) and None."""
+    reversed_axes: list[int] = []
     bounds: list[tuple[int, int, int]] = []
     final_shape: list[int] = []
     axis = 0
@@ -478,8 +492,10 @@ def getitem(x: Tracer, index: Any) -> Tracer:
         size = x.shape[axis]
         if isinstance(item, slice):
             first, stop, step = item.indices(size)
-            if step <= 0:
-                raise IndexError("negative slice steps are not supported on traced arrays")
+            if step < 0:  # the same elements taken forwards, then reversed
+                count = len(range(first, stop, step))
+                first, stop, step = first + (count - 1) * step, first + 1, -step
+                reversed_axes.append(axis)
             stop = builtins.max(stop, first)
             bounds.append((first, stop, step))
             final_shape.append(len(range(first, stop, step)))
@@ -496,6 +512,8 @@ def getitem(x: Tracer, index: Any) -> Tracer:
     if bounds != [(0, n, 1) for n in x.shape]:
         start, limit, stride = (list(column) for column in zip(*bounds, strict=True))
         result = emit(x.trace, prim.SliceOp(x.value, start, limit, stride))
+    for axis in reversed_axes:
+        result = _reverse(result, axis)
     return reshape(result, tuple(final_shape))
 
 
@@ -513,9 +531,11 @@ def _dot_general(lhs: Tracer, rhs: Tracer, lhs_batch: Sequence[int], rhs_batch: 
 
 
 def _promoted_pair(x: Any, y: Any) -> tuple[Tracer, Tracer]:
+    """Both operands of a product in one float or complex dtype (products of
+    integers are computed, and returned, in float64)."""
     trace = _find_trace((x, y))
     assert trace is not None
-    dtype = _result_dtype(x, y)
+    dtype = _inexact_dtype(x, y)
     return _as_tracer(trace, x, dtype), _as_tracer(trace, y, dtype)
 
 
@@ -557,7 +577,7 @@ def einsum(subscripts: str, *operands: Any) -> Tracer:
     inputs, output = _parse_einsum(subscripts, len(operands))
     trace = _find_trace(operands)
     assert trace is not None
-    dtype = _result_dtype(*operands)
+    dtype = _inexact_dtype(*operands)
     terms = [
         (_as_tracer(trace, op, dtype), spec) for op, spec in zip(operands, inputs, strict=True)
     ]
@@ -867,13 +887,12 @@ def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Tracer]:
 
 
 def _reverse(x: Tracer, axis: int) -> Tracer:
-    """`x` reversed along `axis`: its slices concatenated backwards (slices
-    cannot step backwards; O(length) ops, exact)."""
+    """`x` reversed along `axis`: one gather at the positions n-1, ..., 0."""
     size = x.shape[axis]
     if size <= 1:
         return x
-    pieces = [_take_along(x, axis, i, i + 1) for i in reversed(range(size))]
-    return concatenate(pieces, axis=axis)
+    backwards = constant(x.trace, np.arange(size - 1, -1, -1, dtype=np.int64), np.dtype(np.int64))
+    return _gather(x, backwards, axis)
 
 
 @_numpy_when_concrete(np.flip)
@@ -1044,8 +1063,8 @@ def _log1p(u: Tracer) -> Tracer:
 
 
 def _float(x: Tracer) -> Tracer:
-    """`x` converted to its result dtype (a tracer already is)."""
-    return _as_tracer(x.trace, x, _result_dtype(x))
+    """`x` as a float or complex tracer (integers and booleans as float64)."""
+    return _as_tracer(x.trace, x, _inexact_dtype(x))
 
 
 @_numpy_when_concrete(np.square)
@@ -1058,13 +1077,6 @@ def square(x: Any) -> Tracer:
 def reciprocal(x: Any) -> Tracer:
     """1 / x."""
     return divide(1.0, x)
-
-
-@_numpy_when_concrete(np.sign)
-def sign(x: Any) -> Tracer:
-    """-1, 0 or 1 (nan stays nan); its derivative is 0. Real arrays only."""
-    _real_only("sign", x)
-    return where(greater(x, 0.0), 1.0, where(less(x, 0.0), -1.0, multiply(x, 0.0)))
 
 
 @_numpy_when_concrete(np.clip)
@@ -1083,6 +1095,8 @@ def min(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> T
     _real_only("min", a)
     if builtins.any(a.shape[i] == 0 for i in _normalize_axes(axis, a.ndim)):
         raise ValueError("zero-size array to reduction operation minimum which has no identity")
+    if a.dtype.kind in "iu":  # -1 - x reverses the order of integers without overflow
+        return subtract(-1, max(subtract(-1, a), axis=axis, keepdims=keepdims))
     return negative(max(negative(a), axis=axis, keepdims=keepdims))
 
 
@@ -1232,7 +1246,7 @@ def hypot(x1: Any, x2: Any) -> Tracer:
     _real_only("hypot", x1, x2)
     trace = _find_trace((x1, x2))
     assert trace is not None
-    a, b = (abs(t) for t in _broadcast_all(trace, (x1, x2), _result_dtype(x1, x2)))
+    a, b = (abs(t) for t in _broadcast_all(trace, (x1, x2), _inexact_dtype(x1, x2)))
     largest = maximum(a, b)
     zero = equal(largest, 0.0)
     scale = where(zero, 1.0, largest)
@@ -1249,7 +1263,7 @@ def logaddexp(x1: Any, x2: Any) -> Tracer:
     _real_only("logaddexp", x1, x2)
     trace = _find_trace((x1, x2))
     assert trace is not None
-    a, b = _broadcast_all(trace, (x1, x2), _result_dtype(x1, x2))
+    a, b = _broadcast_all(trace, (x1, x2), _inexact_dtype(x1, x2))
     gap = subtract(a, b)
     undefined = isnan(gap)  # inf - inf, or a nan argument
     gap = where(undefined, 0.0, gap)
@@ -1263,6 +1277,18 @@ def logaddexp(x1: Any, x2: Any) -> Tracer:
 def _either(p: Tracer, q: Tracer) -> Tracer:
     """Elementwise `p or q` of boolean tracers (a select and a comparison)."""
     return greater(where(p, 1.0, where(q, 1.0, 0.0)), 0.5)
+
+
+@_numpy_when_concrete(np.any)
+def any(a: Any, axis: Any = None, keepdims: bool = False) -> Tracer:  # noqa: A001
+    """Whether some element over `axis` is non-zero (False over no elements)."""
+    return greater(sum(not_equal(a, 0), axis=axis, keepdims=keepdims), 0)
+
+
+@_numpy_when_concrete(np.all)
+def all(a: Any, axis: Any = None, keepdims: bool = False) -> Tracer:  # noqa: A001
+    """Whether every element over `axis` is non-zero (True over no elements)."""
+    return equal(sum(equal(a, 0), axis=axis, keepdims=keepdims), 0)
 
 
 @_numpy_when_concrete(np.isnan)
@@ -1427,6 +1453,445 @@ def _matrix_norm(x: Tracer, magnitude: Tracer, ord: Any, row: int, column: int) 
 
 def _numpy_norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A002
     return np.linalg.norm(x, ord, axis, keepdims)
+
+
+# --------------------------------------------------------------------------
+# Rounding and sign
+# --------------------------------------------------------------------------
+
+
+def _rounded(op_class: type[prim.ElementwiseUnaryOp], numpy_fn: Any, x: Tracer) -> Tracer:
+    """`op_class` on a real array; integers and booleans get numpy's result dtype
+    for `numpy_fn` (their values are already whole)."""
+    _real_only(op_class.name.removeprefix("prim."), x)
+    dtype = numpy_fn(np.zeros((), x.dtype)).dtype
+    x = astype(x, dtype)
+    return emit(x.trace, op_class(x.value)) if dtype.kind == "f" else x
+
+
+@_numpy_when_concrete(np.floor)
+def floor(x: Any) -> Tracer:
+    """The largest whole number <= x; its derivative is 0."""
+    return _rounded(prim.FloorOp, np.floor, x)
+
+
+@_numpy_when_concrete(np.ceil)
+def ceil(x: Any) -> Tracer:
+    """The smallest whole number >= x; its derivative is 0."""
+    return _rounded(prim.CeilOp, np.ceil, x)
+
+
+@_numpy_when_concrete(np.rint)
+def rint(x: Any) -> Tracer:
+    """The nearest whole number, halves to even; its derivative is 0."""
+    return _rounded(prim.RoundOp, np.rint, x)
+
+
+@_numpy_when_concrete(np.trunc)
+def trunc(x: Any) -> Tracer:
+    """x rounded toward zero; its derivative is 0."""
+    if x.dtype.kind != "f":
+        return _rounded(prim.FloorOp, np.trunc, x)
+    return where(less(x, 0), ceil(x), floor(x))
+
+
+@_numpy_when_concrete(np.round)
+def round(a: Any, decimals: int = 0) -> Tracer:  # noqa: A001 - numpy's name
+    """numpy's `round`: halves to even at `decimals` places (`rint(a·10^d)/10^d`)."""
+    if a.dtype.kind in "iub":  # whole already, unless rounded to tens, hundreds, ...
+        return a if decimals >= 0 else astype(round(astype(a, np.float64), decimals), a.dtype)
+    if decimals == 0:
+        return rint(a)
+    scale = 10.0**decimals
+    return divide(rint(multiply(a, scale)), scale)
+
+
+@_numpy_when_concrete(np.sign)
+def sign(x: Any) -> Tracer:
+    """-1, 0 or 1 (nan stays nan); its derivative is 0. Real or integer arrays."""
+    _real_only("sign", x)
+    return _unary(prim.SignOp, x)
+
+
+# --------------------------------------------------------------------------
+# Arg-reductions, cumulative functions, sorting
+# --------------------------------------------------------------------------
+
+
+def _single_axis(axis: Any, ndim: int) -> int:
+    (normalized,) = _axis_list(axis, ndim)
+    return normalized
+
+
+def _orderable(x: Tracer, what: str) -> Tracer:
+    """A real or integer tracer to compare (booleans as int32)."""
+    _real_only(what, x)
+    return astype(x, np.int32) if x.dtype == np.bool_ else x
+
+
+def _arg_reduce(op_class: type[prim.ArgMaxOp | prim.ArgMinOp], a: Tracer, axis: Any,
+                keepdims: bool) -> Tracer:  # fmt: skip
+    what = op_class.name.removeprefix("prim.")
+    a = _orderable(a, what)
+    if axis is None:
+        flat = emit(a.trace, op_class(ravel(a).value, 0)) if a.size else None
+        if flat is None:
+            raise ValueError(f"attempt to get {what} of an empty sequence")
+        return reshape(flat, (1,) * a.ndim) if keepdims else flat
+    position = _single_axis(axis, a.ndim)
+    if a.shape[position] == 0:
+        raise ValueError(f"attempt to get {what} of an empty sequence")
+    result = emit(a.trace, op_class(a.value, position))
+    return expand_dims(result, position) if keepdims else result
+
+
+@_numpy_when_concrete(np.argmax)
+def argmax(a: Any, axis: Any = None, keepdims: bool = False) -> Tracer:
+    """The index (int64) of the first largest element along `axis` (of the
+    flattened array when None); a NaN counts as the largest, as in numpy."""
+    return _arg_reduce(prim.ArgMaxOp, a, axis, keepdims)
+
+
+@_numpy_when_concrete(np.argmin)
+def argmin(a: Any, axis: Any = None, keepdims: bool = False) -> Tracer:
+    """The index (int64) of the first smallest element along `axis` (NaN first)."""
+    return _arg_reduce(prim.ArgMinOp, a, axis, keepdims)
+
+
+def _accumulated_dtype(a: Tracer, dtype: Any) -> np.dtype:
+    """numpy's accumulator dtype: `dtype` if given, int64 for booleans and int32."""
+    if dtype is not None:
+        return np.dtype(dtype)
+    return np.dtype(np.int64) if a.dtype.kind in "bi" else a.dtype
+
+
+@_numpy_when_concrete(np.cumsum)
+def cumsum(a: Any, axis: Any = None, dtype: Any = None) -> Tracer:
+    """Running sums along `axis` (of the flattened array when None)."""
+    if axis is None:
+        a, axis = ravel(a), 0
+    a = astype(a, _accumulated_dtype(a, dtype))
+    return emit(a.trace, prim.CumsumOp(a.value, _single_axis(axis, a.ndim)))
+
+
+def _scanned(combine: Callable[[Any, Any], Tracer], identity: Any, a: Tracer,
+             axis: int) -> Tracer:  # fmt: skip
+    """The running `combine` along `axis` by doubling: log2(n) steps, each
+    combining the array with itself shifted by 1, 2, 4, ... (identity shifted in)."""
+    size, shift, result = a.shape[axis], 1, a
+    while shift < size:
+        fill_shape = (*a.shape[:axis], shift, *a.shape[axis + 1 :])
+        fill = np.full(fill_shape, identity, dtype=a.dtype)
+        shifted = concatenate([fill, _take_along(result, axis, 0, size - shift)], axis=axis)
+        result = combine(result, shifted)
+        shift *= 2
+    return result
+
+
+@_numpy_when_concrete(np.cumprod)
+def cumprod(a: Any, axis: Any = None, dtype: Any = None) -> Tracer:
+    """Running products along `axis` (of the flattened array when None)."""
+    if axis is None:
+        a, axis = ravel(a), 0
+    a = astype(a, _accumulated_dtype(a, dtype))
+    return _scanned(multiply, 1, a, _single_axis(axis, a.ndim))
+
+
+def _lowest(dtype: np.dtype) -> Any:
+    return np.iinfo(dtype).min if dtype.kind == "i" else -np.inf
+
+
+def cummax(a: Any, axis: int = 0, reverse: bool = False) -> Tracer:
+    """Running maxima along `axis` (`jax.lax.cummax`)."""
+    position = _single_axis(axis, a.ndim)
+    a = flip(a, position) if reverse else a
+    result = _scanned(maximum, _lowest(a.dtype), _orderable(a, "cummax"), position)
+    return flip(result, position) if reverse else result
+
+
+def cummin(a: Any, axis: int = 0, reverse: bool = False) -> Tracer:
+    """Running minima along `axis` (`jax.lax.cummin`): -cummax(-a) for reals,
+    `-1 - cummax(-1 - a)` for integers (no overflow)."""
+    if a.dtype.kind in "iu":
+        return subtract(-1, cummax(subtract(-1, a), axis, reverse))
+    return negative(cummax(negative(a), axis, reverse))
+
+
+@_numpy_when_concrete(np.argsort)
+def argsort(a: Any, axis: Any = -1, kind: Any = None, order: None = None,
+            stable: Any = None) -> Tracer:  # fmt: skip
+    """Indices (int64) that sort `a` along `axis` (the flattened array when
+    None); always stable, NaN last, as numpy's `kind='stable'`."""
+    if order is not None:
+        raise TypeError("argsort: order= (structured arrays) is not supported")
+    if axis is None:
+        a, axis = ravel(a), 0
+    a = _orderable(a, "argsort")
+    return emit(a.trace, prim.ArgsortOp(a.value, _single_axis(axis, a.ndim)))
+
+
+@_numpy_when_concrete(np.sort)
+def sort(a: Any, axis: Any = -1, kind: Any = None, order: None = None,
+         stable: Any = None) -> Tracer:  # fmt: skip
+    """`a` sorted along `axis` (stable, NaN last): `take_along_axis(a, argsort(a))`;
+    the gradient goes back to where each element came from."""
+    if axis is None:
+        a, axis = ravel(a), 0
+    return take_along_axis(a, argsort(a, axis, kind, order, stable), axis)
+
+
+# --------------------------------------------------------------------------
+# Indexing with integer arrays: gather and scatter
+# --------------------------------------------------------------------------
+
+
+def _index_tracer(trace: Trace, index: Any, size: int, axis: int) -> Tracer:
+    """An integer index array (or scalar) for an axis of `size` as a tracer.
+    Concrete indices are checked here (an IndexError, as numpy); traced ones
+    wrap once if negative and are then clamped at run time (as JAX)."""
+    if isinstance(index, Tracer):
+        if index.dtype.kind not in "iu":
+            raise IndexError(
+                f"arrays used as indices must be of integer (or boolean) type, got {index.dtype}"
+            )
+        return trace.adopt(index)
+    array = np.asarray(index)
+    if array.size == 0:
+        array = array.astype(np.int64)
+    if array.dtype.kind not in "iu":
+        raise IndexError(
+            f"arrays used as indices must be of integer (or boolean) type, got {array.dtype}"
+        )
+    outside = array[(array < -size) | (array >= size)]
+    if outside.size:
+        raise IndexError(
+            f"index {int(outside.flat[0])} is out of bounds for axis {axis} with size {size}"
+        )
+    return constant(trace, array.astype(np.int64), np.dtype(np.int64))
+
+
+def _in_range(index: Tracer, size: int) -> Tracer:
+    """Indices wrapped once if negative and clamped into [0, size - 1], as the
+    gather op does on its own (needed where several axes are combined into one)."""
+    wrapped = where(less(index, 0), add(index, size), index)
+    return minimum(maximum(wrapped, 0), size - 1)
+
+
+def _gather(x: Tracer, index: Tracer, axis: int) -> Tracer:
+    if x.shape[axis] == 0 and index.size:
+        raise IndexError(f"cannot take from axis {axis} of size 0")
+    return emit(x.trace, prim.GatherOp(x.value, index.value, axis))
+
+
+@_numpy_when_concrete(np.take)
+def take(a: Any, indices: Any, axis: Any = None) -> Tracer:
+    """Elements at integer `indices` along `axis` (of the flattened array when
+    None); the index dimensions replace the axis."""
+    if axis is None:
+        a, axis = ravel(a), 0
+    position = _single_axis(axis, a.ndim)
+    trace = _find_trace((a, indices))
+    assert trace is not None
+    a = as_tracer(trace, a)
+    return _gather(a, _index_tracer(trace, indices, a.shape[position], position), position)
+
+
+@_numpy_when_concrete(np.take_along_axis)
+def take_along_axis(arr: Any, indices: Any, axis: Any) -> Tracer:
+    """`arr` picked along `axis` by `indices` of the same rank (numpy's
+    `take_along_axis`): one gather from the flattened array at flat positions
+    made from `prim.iota` and the indices."""
+    if axis is None:
+        arr, axis = ravel(arr), 0
+    trace = _find_trace((arr, indices))
+    assert trace is not None
+    x = as_tracer(trace, arr)
+    position = _single_axis(axis, x.ndim)
+    size = x.shape[position]
+    index = _index_tracer(trace, indices, size, position)
+    if index.ndim != x.ndim:
+        raise ValueError(
+            f"take_along_axis: indices of rank {index.ndim} for an array of rank {x.ndim}"
+        )
+    others = np.broadcast_shapes(
+        tuple(1 if i == position else n for i, n in enumerate(x.shape)),
+        tuple(1 if i == position else n for i, n in enumerate(index.shape)),
+    )
+    shape = tuple(index.shape[i] if i == position else n for i, n in enumerate(others))
+    x = _broadcast(x, tuple(size if i == position else n for i, n in enumerate(shape)))
+    index = _in_range(_broadcast(index, shape), size)
+    strides = [math.prod(x.shape[i + 1 :]) for i in range(x.ndim)]
+    flat = multiply(index, strides[position])
+    for i in range(x.ndim):
+        if i != position and shape[i] > 1:
+            flat = add(flat, multiply(_iota(trace, shape, i), strides[i]))
+    return _gather(ravel(x), flat, 0)
+
+
+def _iota(trace: Trace, shape: tuple[int, ...], axis: int) -> Tracer:
+    """int64 positions along `axis` in an array of `shape`."""
+    return emit(trace, prim.IotaOp(TensorType(prim.element_type_of_dtype(np.int64), shape), axis))
+
+
+def _is_array_index(item: Any) -> bool:
+    return isinstance(item, Tracer | np.ndarray | list)
+
+
+def _expanded_items(x: Tracer, index: Any) -> list[Any]:
+    """The items of an index with concrete boolean masks replaced by their
+    `nonzero()` arrays, the ellipsis expanded and full slices appended."""
+    items: list[Any] = []
+    for item in list(index) if isinstance(index, tuple) else [index]:
+        if isinstance(item, Tracer) and item.dtype == np.bool_:
+            raise TracingError(
+                "indexing with a traced boolean mask: the result's shape would depend on "
+                "the values; use tnp.where(mask, x, 0) or a concrete mask"
+            )
+        if isinstance(item, np.ndarray | list) and np.asarray(item).dtype == np.bool_:
+            items.extend(np.nonzero(np.asarray(item)))
+        else:
+            items.append(item)
+    ellipses = [at for at, item in enumerate(items) if item is Ellipsis]  # `is`: tracers
+    if len(ellipses) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    consumed = builtins.sum(1 for i in items if i is not None and i is not Ellipsis)
+    if consumed > x.ndim:
+        raise IndexError(f"too many indices for an array of dimension {x.ndim}")
+    if ellipses:
+        items[ellipses[0] : ellipses[0] + 1] = [slice(None)] * (x.ndim - consumed)
+    return items + [slice(None)] * (x.ndim - builtins.sum(1 for i in items if i is not None))
+
+
+def getitem(x: Tracer, index: Any) -> Tracer:
+    """numpy indexing: integers, slices (any step), None, Ellipsis, integer
+    arrays (concrete or traced: `gather`) and concrete boolean masks."""
+    items = _expanded_items(x, index)
+    if not builtins.any(_is_array_index(i) for i in items):
+        return _basic_getitem(x, items)
+    # Advanced indexing: static integers count as (0-d) index arrays too.
+    basic: list[Any] = []
+    arrays: list[tuple[Any, int]] = []  # (index, axis of x)
+    positions: list[int] = []  # where each indexed axis is after the basic step
+    axis = out = 0
+    for item in items:
+        if item is None or isinstance(item, slice):
+            basic.append(item)
+            out += 1
+            axis += item is not None
+            continue
+        basic.append(slice(None))
+        arrays.append((item, axis))
+        positions.append(out)
+        axis += 1
+        out += 1
+    return _advanced(_basic_getitem(x, basic), x.shape, arrays, positions)
+
+
+def _advanced(y: Tracer, shape: tuple[int, ...], arrays: list[tuple[Any, int]],
+              positions: list[int]) -> Tracer:  # fmt: skip
+    """The indexed axes `positions` of `y` replaced by the broadcast index
+    arrays' dimensions, where numpy puts them (in place when the indexed axes
+    are adjacent, else first): one gather on the indexed axes merged into one."""
+    trace = y.trace
+    indices = [_index_tracer(trace, item, shape[axis], axis) for item, axis in arrays]
+    common = np.broadcast_shapes(*(i.shape for i in indices))
+    indices = [_broadcast(i, common) for i in indices]
+    if len(indices) == 1:
+        return _gather(y, indices[0], positions[0])
+    if positions != list(range(positions[0], positions[0] + len(positions))):
+        rest = [i for i in range(y.ndim) if i not in positions]
+        y, positions = transpose(y, positions + rest), list(range(len(positions)))
+    start, sizes = positions[0], [y.shape[p] for p in positions]
+    merged = reshape(y, (*y.shape[:start], math.prod(sizes), *y.shape[start + len(sizes) :]))
+    flat = None
+    for index, size, stride in zip(indices, sizes, _strides(sizes), strict=True):
+        term = multiply(_in_range(index, size), stride)
+        flat = term if flat is None else add(flat, term)
+    assert flat is not None
+    return _gather(merged, flat, start)
+
+
+def _strides(shape: Sequence[int]) -> list[int]:
+    """Row-major element strides of `shape`."""
+    return [math.prod(shape[i + 1 :]) for i in range(len(shape))]
+
+
+class IndexUpdateHelper:
+    """`x.at`: JAX's functional updates of a traced array, `x.at[index].set(v)`
+    (also `add`, `multiply`/`mul`, `min`, `max`, `get`). The index is anything
+    `x[index]` accepts."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: Tracer) -> None:
+        self.array = array
+
+    def __getitem__(self, index: Any) -> IndexUpdateRef:
+        return IndexUpdateRef(self.array, index)
+
+
+class IndexUpdateRef:
+    """The elements `x[index]`, to be replaced, added to, ... (see `IndexUpdateHelper`)."""
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array: Tracer, index: Any) -> None:
+        self.array, self.index = array, index
+
+    def get(self) -> Tracer:
+        """`x[index]`."""
+        return getitem(self.array, self.index)
+
+    def set(self, values: Any) -> Tracer:
+        """`x` with `x[index] = values` (for a repeated index the last value wins)."""
+        return self._scatter(prim.ScatterOp, values)
+
+    def add(self, values: Any) -> Tracer:
+        """`x` with `values` added at `index` (repeated indices add up)."""
+        return self._scatter(prim.ScatterAddOp, values)
+
+    def multiply(self, values: Any) -> Tracer:
+        """`x` with `x[index] *= values` (a static index without repeats)."""
+        return self._combine(multiply, values, "multiply")
+
+    mul = multiply
+
+    def min(self, values: Any) -> Tracer:
+        """`x` with `x[index] = minimum(x[index], values)` (static index, no repeats)."""
+        return self._combine(minimum, values, "min")
+
+    def max(self, values: Any) -> Tracer:
+        """`x` with `x[index] = maximum(x[index], values)` (static index, no repeats)."""
+        return self._combine(maximum, values, "max")
+
+    def _positions(self) -> Any:
+        """The flat positions `index` selects: numpy's own indexing of
+        `arange(size)` when the index is concrete, else a traced gather."""
+        x = self.array
+        flat = np.arange(x.size, dtype=np.int64).reshape(x.shape)
+        items = self.index if isinstance(self.index, tuple) else (self.index,)
+        if builtins.any(isinstance(i, Tracer) for i in items):
+            return getitem(as_tracer(x.trace, flat), self.index)
+        return flat[self.index]
+
+    def _scatter(self, op_class: type[prim.ScatterOp | prim.ScatterAddOp], values: Any) -> Tracer:
+        x = self.array
+        positions = self._positions()
+        trace = x.trace
+        updates = _broadcast(_as_tracer(trace, values, x.dtype), tuple(np.shape(positions)))
+        index = _index_tracer(trace, np.ravel(positions) if not isinstance(positions, Tracer)
+                              else ravel(positions), x.size, 0)  # fmt: skip
+        result = emit(trace, op_class(ravel(x).value, index.value, ravel(updates).value, 0))
+        return reshape(result, x.shape)
+
+    def _combine(self, fn: Callable[[Any, Any], Tracer], values: Any, what: str) -> Tracer:
+        positions = self._positions()
+        if isinstance(positions, Tracer) or len(np.unique(positions)) != np.size(positions):
+            raise NotImplementedError(
+                f".at[...].{what} needs a static index without repeated positions "
+                "(use .at[...].add, or .set with the combined values)"
+            )
+        return self.set(fn(self.get(), values))
 
 
 class _Linalg:

@@ -31,7 +31,38 @@ from tidu_mlir.graph import fragment_outputs
 from tidu_mlir.tree_util import PyTreeDef, tree_flatten, tree_leaves, tree_structure
 from tidu_mlir.types import numpy_dtype
 
-TRACEABLE_DTYPES = tuple(np.dtype(d) for d in (np.float32, np.float64, np.complex64, np.complex128))
+INEXACT_DTYPES = tuple(np.dtype(d) for d in (np.float32, np.float64, np.complex64, np.complex128))
+"""The dtypes of values that carry tangents (what `grad` differentiates)."""
+TRACEABLE_DTYPES = (*INEXACT_DTYPES, *(np.dtype(d) for d in (np.int32, np.int64, np.bool_)))
+"""Every dtype a traced array may have: integers and booleans are traced but
+never differentiated."""
+
+_WIDENED_DTYPES = {
+    np.dtype(d): np.dtype(w)
+    for d, w in [
+        (np.int8, np.int32),
+        (np.int16, np.int32),
+        (np.uint8, np.int32),
+        (np.uint16, np.int32),
+        (np.uint32, np.int64),
+    ]
+}
+"""Integer dtypes tidu has no element type for, and the signed type that holds
+all their values (an image of uint8 pixels is traced as int32)."""
+
+
+def as_traceable_array(value: Any) -> np.ndarray:
+    """`value` as a numpy array of a traceable dtype (small integer types widened
+    losslessly); a TypeError for anything else (strings, objects, uint64, float16)."""
+    array = np.asarray(value)
+    if array.dtype in TRACEABLE_DTYPES:
+        return array
+    if array.dtype in _WIDENED_DTYPES:
+        return array.astype(_WIDENED_DTYPES[array.dtype])
+    raise TypeError(
+        f"has dtype {array.dtype}; tidu traces float32, float64, complex64, complex128, "
+        "int32, int64 and bool arrays (convert with .astype)"
+    )
 
 
 class TracingError(TypeError):
@@ -47,8 +78,8 @@ class ArraySpec:
 
     @staticmethod
     def of(value: Any, name: str) -> ArraySpec:
-        """The spec of a concrete argument or a tracer; ints and bools are refused,
-        and so are containers (a tuple of arrays is a pytree, never stacked)."""
+        """The spec of a concrete argument or a tracer; containers are refused
+        (a tuple of arrays is a pytree, never stacked)."""
         if isinstance(value, Tracer):
             return ArraySpec(value.shape, value.dtype)
         if not tree_structure(value).is_leaf():
@@ -56,12 +87,10 @@ class ArraySpec:
                 f"argument {name} is a {type(value).__name__} (a pytree of "
                 f"{tree_structure(value).num_leaves} leaves), not an array"
             )
-        array = np.asarray(value)
-        if array.dtype not in TRACEABLE_DTYPES:
-            raise TypeError(
-                f"argument {name} has dtype {array.dtype}; tidu traces float32, float64, "
-                "complex64 and complex128 arrays (convert with .astype)"
-            )
+        try:
+            array = as_traceable_array(value)
+        except TypeError as error:
+            raise TypeError(f"argument {name} {error}") from None
         return ArraySpec(tuple(array.shape), array.dtype)
 
     @staticmethod
@@ -289,13 +318,10 @@ def constant(trace: Trace, value: Any, dtype: np.dtype) -> Tracer:
 
 def as_tracer(trace: Trace, value: Any) -> Tracer:
     """`value` as a tracer of `trace`: a tracer adopted (lifted from an outer
-    trace if need be), a concrete array made a constant (ints and bools as
-    float64)."""
+    trace if need be), a concrete array made a constant of its own dtype."""
     if isinstance(value, Tracer):
         return trace.adopt(value)
-    array = np.asarray(value)
-    if array.dtype not in TRACEABLE_DTYPES:
-        array = array.astype(np.float64)
+    array = as_traceable_array(value)
     return constant(trace, array, array.dtype)
 
 
@@ -370,10 +396,8 @@ def _insert_first(block: Block, op: Operation) -> None:
 def _as_output(trace: Trace, value: Any, index: int) -> SSAValue:
     if isinstance(value, Tracer):
         return trace.adopt(value).value
-    array = np.asarray(value)
-    if array.dtype not in TRACEABLE_DTYPES:
-        if array.dtype.kind in "iub":
-            array = array.astype(np.float64)
-        else:
-            raise TracingError(f"output {index} is a {type(value).__name__}, not an array")
+    try:
+        array = as_traceable_array(value)
+    except TypeError:
+        raise TracingError(f"output {index} is a {type(value).__name__}, not an array") from None
     return constant(trace, array, array.dtype).value

@@ -319,6 +319,7 @@ def test_switch_clamps_its_index_and_differentiates() -> None:
         (7.0, -0.3, -1.0),
     ]:
         np.testing.assert_allclose(td.jit(pick)(np.float64(index), x), [value], rtol=1e-14)
+        np.testing.assert_allclose(td.jit(pick)(np.int32(index), x), [value], rtol=1e-14)
         grad = td.grad(lambda v, i=index: tnp.sum(pick(np.float64(i), v)))(x)
         np.testing.assert_allclose(grad, [slope], rtol=1e-14)
         assert pick(int(index), x)[0] == pytest.approx(value)  # a static index: one branch
@@ -334,7 +335,7 @@ def test_cond_bad_input_is_named() -> None:
         td.jit(lambda v: lax.cond(tnp.sum(v) > 0.0, tnp.sin, tnp.sum, v))(x)
     with pytest.raises(TypeError, match="different structures"):
         td.jit(lambda v: lax.cond(tnp.sum(v) > 0.0, lambda a: (a, a), lambda a: a, v))(x)
-    with pytest.raises(TypeError, match="0-d real index"):
+    with pytest.raises(TypeError, match="0-d integer or real index"):
         td.jit(lambda v: lax.switch(v > 0.0, [tnp.sin], v))(x)
 
 

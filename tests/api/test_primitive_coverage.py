@@ -60,6 +60,24 @@ SAMPLES: dict[type[prim.PrimOp], tuple[Callable[..., Any], tuple[ArraySpec, ...]
     prim.ScanOp: (lambda x: td.lax.scan(lambda c, row: (c * row, c), x[0], x), (REAL,)),
     prim.CondOp: (lambda x: td.lax.cond(tnp.sum(x) > 0.0, tnp.sin, tnp.cos, x), (REAL,)),
     prim.WhileOp: (lambda x: td.lax.while_loop(lambda v: tnp.sum(v) > 1.0, tnp.sin, x), (REAL,)),
+    prim.FloorOp: (tnp.floor, (REAL,)),
+    prim.CeilOp: (tnp.ceil, (REAL,)),
+    prim.RoundOp: (tnp.rint, (REAL,)),
+    prim.SignOp: (tnp.sign, (REAL,)),
+    prim.ErfOp: (td.lax.erf, (REAL,)),
+    prim.IotaOp: (lambda x: tnp.take_along_axis(x, np.array([[2, 1, 0], [0, 0, 1]]), 1), (REAL,)),
+    prim.GatherOp: (lambda x: x[np.array([1, 0])], (REAL,)),
+    prim.ScatterAddOp: (lambda x: x.at[np.array([0, 0])].add(1.0), (REAL,)),
+    prim.ScatterOp: (lambda x: x.at[np.array([1])].set(0.0), (REAL,)),
+    prim.DynamicSliceOp: (lambda x: td.lax.dynamic_slice(x, (0, 1), (1, 2)), (REAL,)),
+    prim.DynamicUpdateSliceOp: (
+        lambda x: td.lax.dynamic_update_slice(x, x[:1, :1], (1, 1)),
+        (REAL,),
+    ),
+    prim.ArgMaxOp: (tnp.argmax, (REAL,)),
+    prim.ArgMinOp: (tnp.argmin, (REAL,)),
+    prim.CumsumOp: (lambda x: tnp.cumsum(x, axis=1), (REAL,)),
+    prim.ArgsortOp: (tnp.argsort, (REAL,)),
 }
 
 

@@ -44,9 +44,13 @@ def test_python_control_flow_is_refused() -> None:
         _trace(lambda x: x if tnp.sum(x) > 0 else -x, [np.ones(2)])
 
 
-def test_integer_argument_is_refused() -> None:
-    with pytest.raises(TypeError, match="argument x has dtype int64"):
-        ArraySpec.of(np.arange(3), "x")
+def test_integer_arguments_are_traced_and_unrepresentable_dtypes_refused() -> None:
+    assert ArraySpec.of(np.arange(3), "x").dtype == np.int64
+    assert ArraySpec.of(np.arange(3, dtype=np.uint8), "x").dtype == np.int32  # widened
+    with pytest.raises(TypeError, match="argument x has dtype uint64"):
+        ArraySpec.of(np.arange(3, dtype=np.uint64), "x")
+    with pytest.raises(TypeError, match="argument x has dtype float16"):
+        ArraySpec.of(np.ones(3, dtype=np.float16), "x")
 
 
 def test_incompatible_broadcast_names_the_shapes() -> None:

@@ -15,7 +15,7 @@ from typing import TypeVar
 
 import numpy as np
 import pytest
-from xdsl.dialects.builtin import ComplexType, TensorType, f32, f64, i1
+from xdsl.dialects.builtin import ComplexType, TensorType, f32, f64, i1, i32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from tidu_mlir.ad import batch_region
@@ -40,6 +40,9 @@ KINDS: dict[str, tuple[Attribute, Sampler]] = {
         lambda rng, s: rng.standard_normal(s) + 1j * rng.standard_normal(s),
     ),
     "bool": (i1, lambda rng, s: rng.random(s) < 0.5),
+    # indices and starts: negative, out of range and repeated ones
+    "i32": (i32, lambda rng, s: rng.integers(-6, 7, s, dtype=np.int32)),
+    "i64": (i64, lambda rng, s: rng.integers(-6, 7, s, dtype=np.int64)),
 }
 
 
@@ -56,6 +59,7 @@ def _same(kind: str, shape: tuple[int, ...], count: int) -> list[tuple[str, tupl
 
 
 S23 = (2, 3)
+
 
 def _scan_with_consts(c: SSAValue, xs: SSAValue, k: SSAValue) -> prim.ScanOp:
     def body(c: SSAValue, x: SSAValue, k: SSAValue) -> list[Operation]:
@@ -161,6 +165,56 @@ CASES: dict[type[PrimOp], list[Sample]] = {
         ),
     ],
     prim.ReduceMaxOp: [Sample(lambda x: prim.ReduceMaxOp(x, [1]), [("f32", (2, 3, 4))])],
+    prim.FloorOp: [Sample(prim.FloorOp, _same("f64", S23, 1))],
+    prim.CeilOp: [Sample(prim.CeilOp, _same("f32", S23, 1))],
+    prim.RoundOp: [Sample(prim.RoundOp, _same("f64", S23, 1))],
+    prim.SignOp: [
+        Sample(prim.SignOp, _same("f32", S23, 1)),
+        Sample(prim.SignOp, _same("i32", S23, 1)),
+    ],
+    prim.ErfOp: [Sample(prim.ErfOp, _same("f64", S23, 1))],
+    prim.ArgMaxOp: [
+        Sample(lambda x: prim.ArgMaxOp(x, 1), [("f64", (2, 3, 4))]),
+        Sample(lambda x: prim.ArgMaxOp(x, 0), [("i64", (5,))]),
+    ],
+    prim.ArgMinOp: [Sample(lambda x: prim.ArgMinOp(x, 0), [("i32", (4, 3))])],
+    prim.CumsumOp: [
+        Sample(lambda x: prim.CumsumOp(x, 0), [("c128", (4, 3))]),
+        Sample(lambda x: prim.CumsumOp(x, 1, reverse=True), [("i32", (2, 5))]),
+    ],
+    prim.ArgsortOp: [
+        Sample(lambda x: prim.ArgsortOp(x, 1), [("f32", (2, 5, 3))]),
+        Sample(lambda x: prim.ArgsortOp(x, 0), [("i64", (6,))]),
+    ],
+    prim.IotaOp: [Sample(lambda: prim.IotaOp(TensorType(i64, [2, 3]), 1), [])],
+    prim.GatherOp: [
+        Sample(lambda x, i: prim.GatherOp(x, i, 1), [("c128", (2, 4, 3)), ("i32", (2, 3))]),
+        Sample(lambda x, i: prim.GatherOp(x, i, 0), [("f32", (5,)), ("i64", (4,))]),
+    ],
+    prim.ScatterAddOp: [
+        Sample(
+            lambda x, i, u: prim.ScatterAddOp(x, i, u, 1),
+            [("f64", (2, 4, 3)), ("i64", (5,)), ("f64", (2, 5, 3))],
+        ),
+    ],
+    prim.ScatterOp: [
+        Sample(
+            lambda x, i, u: prim.ScatterOp(x, i, u, 0),
+            [("c64", (4, 3)), ("i32", (2, 2)), ("c64", (2, 2, 3))],
+        ),
+    ],
+    prim.DynamicSliceOp: [
+        Sample(
+            lambda x, s, t: prim.DynamicSliceOp(x, [s, t], [2, 3]),
+            [("f64", (4, 5)), ("i32", ()), ("i64", ())],
+        ),
+    ],
+    prim.DynamicUpdateSliceOp: [
+        Sample(
+            lambda x, u, s, t: prim.DynamicUpdateSliceOp(x, u, [s, t]),
+            [("c128", (4, 5)), ("c128", (2, 3)), ("i64", ()), ("i32", ())],
+        ),
+    ],
     prim.DotGeneralOp: [
         # batch and contracting dims away from the front, free axes on both sides
         Sample(

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from xdsl.dialects.builtin import ComplexType, TensorType, f64, i1
+from xdsl.dialects.builtin import ComplexType, TensorType, f64, i1, i64
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import Pure
 
@@ -67,7 +67,8 @@ def test_op_class_is_complete(op_class: type[PrimOp]) -> None:
 def test_contractions_and_reductions_are_saved_not_recomputed() -> None:
     expensive = {k for k in prim.PRIM_OPS if not k.get_trait(RecomputeCost).cheap}
     loops = {prim.ScanOp, prim.CondOp, prim.WhileOp}  # their cost is their regions'
-    assert expensive == {prim.DotGeneralOp, prim.ReduceSumOp, prim.ReduceMaxOp, *loops}
+    arg_ops = {prim.ArgMaxOp, prim.ArgMinOp, prim.ArgsortOp}  # reductions and a sort
+    assert expensive == {prim.DotGeneralOp, prim.ReduceSumOp, prim.ReduceMaxOp, *arg_ops, *loops}
 
 
 def test_accumulate_is_prim_add() -> None:
@@ -87,9 +88,12 @@ X3 = RNG.uniform(0.5, 2.0, (3,))
 Y34 = RNG.uniform(0.5, 2.0, (3, 4))
 Z23 = X23 + 1j * Y23
 P23 = X23 > Y23
+IDX = np.array([0, -1, 5, 2, -9])  # negative, out of range both ways (clamped)
 
 
 def _type_of(array: np.ndarray) -> TensorType:
+    if array.dtype.kind == "i":
+        return TensorType(prim.element_type_of_dtype(array.dtype), array.shape)
     element = {"f": f64, "c": ComplexType(f64), "b": i1}[array.dtype.kind]
     return TensorType(element, array.shape)
 
@@ -132,6 +136,19 @@ CASES: dict[type[PrimOp], tuple[Build, Sequence[np.ndarray], dict[str, Any]]] = 
     ),
     prim.ReduceSumOp: (lambda x: prim.ReduceSumOp(x, [0]), (X23,), {"axes": (0,)}),
     prim.ReduceMaxOp: (lambda x: prim.ReduceMaxOp(x, [1]), (X23,), {"axes": (1,)}),
+    prim.FloorOp: (prim.FloorOp, (X23 - 1.0,), {}),
+    prim.CeilOp: (prim.CeilOp, (X23 - 1.0,), {}),
+    prim.RoundOp: (prim.RoundOp, (X23 * 2.0,), {}),
+    prim.SignOp: (prim.SignOp, (X23 - 1.0,), {}),
+    prim.ErfOp: (prim.ErfOp, (X23 - 1.0,), {}),
+    prim.ArgMaxOp: (lambda x: prim.ArgMaxOp(x, 1), (X23,), {"axis": 1}),
+    prim.ArgMinOp: (lambda x: prim.ArgMinOp(x, 0), (X23,), {"axis": 0}),
+    prim.CumsumOp: (
+        lambda x: prim.CumsumOp(x, 1, reverse=True),
+        (Z23,),
+        {"axis": 1, "reverse": True},
+    ),
+    prim.ArgsortOp: (lambda x: prim.ArgsortOp(x, 1), (X23,), {"axis": 1}),
     prim.ReshapeOp: (lambda x: prim.ReshapeOp(x, [3, 2]), (X23,), {"shape": (3, 2)}),
     prim.TransposeOp: (lambda x: prim.TransposeOp(x, [1, 0]), (X23,), {"permutation": (1, 0)}),
     prim.ScanOp: (
@@ -184,6 +201,32 @@ CASES: dict[type[PrimOp], tuple[Build, Sequence[np.ndarray], dict[str, Any]]] = 
         lambda a, b: prim.ConcatenateOp([a, b], 0),
         (X23, Y23),
         {"dimension": 0},
+    ),
+    prim.IotaOp: (
+        lambda: prim.IotaOp(TensorType(i64, [2, 3]), 1),
+        (),
+        {"shape": (2, 3), "dimension": 1, "dtype": np.dtype(np.int64)},
+    ),
+    prim.GatherOp: (lambda x, i: prim.GatherOp(x, i, 1), (X23, IDX), {"axis": 1}),
+    prim.ScatterAddOp: (
+        lambda x, i, u: prim.ScatterAddOp(x, i, u, 1),
+        (X23, IDX, np.ones((2, 5))),
+        {"axis": 1},
+    ),
+    prim.ScatterOp: (
+        lambda x, i, u: prim.ScatterOp(x, i, u, 1),
+        (X23, IDX, np.ones((2, 5))),
+        {"axis": 1},
+    ),
+    prim.DynamicSliceOp: (
+        lambda x, s, t: prim.DynamicSliceOp(x, [s, t], [1, 2]),
+        (X23, np.array(1, np.int32), np.array(-4, np.int64)),
+        {"sizes": (1, 2)},
+    ),
+    prim.DynamicUpdateSliceOp: (
+        lambda x, u, s, t: prim.DynamicUpdateSliceOp(x, u, [s, t]),
+        (X23, Y23[:1, :2], np.array(1, np.int32), np.array(9, np.int64)),
+        {},
     ),
 }
 

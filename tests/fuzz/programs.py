@@ -327,7 +327,19 @@ def _atan2_cut(y: np.ndarray, x: np.ndarray) -> np.ndarray:
     return np.where(x < 0, np.abs(y), np.hypot(x, y))
 
 
-MARGIN_HELPERS: dict[str, Any] = {"_max_gap": _max_gap, "_atan2_cut": _atan2_cut}
+def _min_gap(x: np.ndarray, axis: int) -> np.ndarray:
+    """Per lane along `axis`, the smallest difference of two elements (sorting
+    has a kink where two elements tie)."""
+    ordered = np.sort(np.asarray(x), axis=axis)
+    gaps = np.diff(ordered, axis=axis)
+    return gaps.min(axis=axis) if gaps.shape[axis] else np.full(1, np.inf)
+
+
+MARGIN_HELPERS: dict[str, Any] = {
+    "_max_gap": _max_gap,
+    "_min_gap": _min_gap,
+    "_atan2_cut": _atan2_cut,
+}
 
 
 # --------------------------------------------------------------------------
@@ -1097,6 +1109,73 @@ def op_sign_clip(b: Builder) -> bool:
     return True
 
 
+def op_rounding(b: Builder) -> bool:
+    """`floor`, `ceil`, `trunc` (jumps at integers), `rint` or `round` (jumps
+    at half-integers) of `2.5 * v`."""
+    v = b.pick(_real)
+    if v is None:
+        return False
+    name = b.choose(["floor", "ceil", "trunc", "rint", "round"])
+    scaled = f"(2.5 * {v.name})"
+    if name in ("floor", "ceil", "trunc"):
+        b.margin(f"np.abs({scaled} - np.rint({scaled})) / 2.5", jump=True)
+    else:
+        b.margin(f"np.abs(np.abs({scaled} - np.floor({scaled})) - 0.5) / 2.5", jump=True)
+    re = Bounds(math.floor(2.5 * v.re.lo) - 1.0, math.ceil(2.5 * v.re.hi) + 1.0)
+    b.emit(_call(name, scaled), v.dims, v.dtype, re)
+    return True
+
+
+def op_sort_take(b: Builder) -> bool:
+    """`sort` (or `take_along_axis` by `argsort`) along an axis: kinks where two
+    elements tie; the element at `argmax`/`argmin` (a kink at ties, as `max`);
+    `take` of static indices along an axis (smooth)."""
+    v = b.pick(lambda v: _real(v) and v.size > 0 and len(v.dims) > 0)
+    if v is None:
+        return False
+    ndim = len(v.dims)
+    axis = b.draw(st.integers(-ndim, ndim - 1))
+    name = b.choose(["sort", "take_along_axis", "argmax", "argmin", "take"])
+    if name in ("sort", "take_along_axis"):
+        b.margin(f"_min_gap({v.name}, {axis})")
+        expr = (_call("sort", v.name, f"axis={axis}") if name == "sort" else _call(
+            "take_along_axis", v.name, _call("argsort", v.name, f"axis={axis}"), f"axis={axis}"
+        ))  # fmt: skip
+        b.emit(expr, v.dims, v.dtype, v.re)
+    elif name in ("argmax", "argmin"):
+        sign = "" if name == "argmax" else "-"
+        b.margin(f"_max_gap({sign}{v.name}, None)")
+        b.emit(_call("take", _call("ravel", v.name), _call(name, v.name)), (), v.dtype, v.re)
+    else:
+        size = v.dims[axis]
+        count = b.draw(st.integers(0, 4))
+        picks = b.draw(st.lists(st.integers(-size, size - 1), min_size=count, max_size=count))
+        position = axis % ndim
+        shape = (*v.dims[:position], count, *v.dims[position + 1 :])
+        indices = f"np.array({picks!r}, dtype=np.int64)"
+        b.emit(_call("take", v.name, indices, f"axis={axis}"), shape, v.dtype, v.re)
+    return True
+
+
+def op_cumulative(b: Builder) -> bool:
+    """`cumsum` or `cumprod` along an axis or of the flattened array."""
+    v = b.pick(lambda v: _real(v) and len(v.dims) > 0)
+    if v is None:
+        return False
+    name = b.choose(["cumsum", "cumprod"])
+    ndim = len(v.dims)
+    axis = b.choose([None, b.draw(st.integers(-ndim, ndim - 1))])
+    count = v.size if axis is None else v.dims[axis]
+    if name == "cumprod" and count > 6:
+        return False
+    magnitude = v.re.magnitude
+    bound = count * magnitude if name == "cumsum" else max(magnitude, 1.0) ** count
+    shape = (v.size,) if axis is None else v.dims
+    args = [v.name] + ([] if axis is None else [f"axis={axis}"])
+    b.emit(_call(name, *args), shape, v.dtype, Bounds.symmetric(bound))
+    return True
+
+
 def op_min(b: Builder) -> bool:
     """`min`, `amin` (kinks at ties, as `max`) and `amax`."""
     v = b.pick(lambda v: _real(v) and v.size > 0)
@@ -1152,12 +1231,16 @@ def op_hypot_logaddexp(b: Builder) -> bool:
 
 
 def op_float_tests(b: Builder) -> bool:
-    """`where(isfinite(a), p, q)` (all finite: p), or `isnan`/`isinf` (q)."""
+    """`where(isfinite(a), p, q)` (all finite: p), or `isnan`/`isinf` (q); the
+    test reduced by `all` (isfinite) or `any` (isnan/isinf) half the time."""
     a = b.pick(_numeric)
     if a is None:
         return False
     name = b.choose(["isfinite", "isnan", "isinf"])
-    condition = b.emit(_call(name, a.name), a.dims, "bool", Bounds(0.0, 1.0))
+    test, dims = _call(name, a.name), a.dims
+    if b.flip():
+        test, dims = _call("all" if name == "isfinite" else "any", test), ()
+    condition = b.emit(test, dims, "bool", Bounds(0.0, 1.0))
     other = b.partner(a)
     if not _broadcasts(other.dims, a.dims):
         return True
@@ -1344,7 +1427,8 @@ OPS: list[Op] = [
     op_broadcast_to, op_concatenate, op_einsum, op_where, op_maximum_minimum, op_max,
     op_abs, op_arctan2, op_power_array, op_complex_parts, op_astype, op_complex, op_pad,
     op_unary_math, op_sign_clip, op_min, op_var_std, op_hypot_logaddexp, op_float_tests,
-    op_products, op_rearrange, op_replicate, op_diagonals, op_like,
+    op_products, op_rearrange, op_replicate, op_diagonals, op_like, op_rounding,
+    op_sort_take, op_cumulative,
 ]  # fmt: skip
 """Simplest first: hypothesis shrinks towards the start of the list."""
 

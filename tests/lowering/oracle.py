@@ -19,6 +19,8 @@ TOLERANCES = {
     np.dtype(np.complex64): 2e-4,
     np.dtype(np.float64): 1e-10,
     np.dtype(np.complex128): 1e-10,
+    np.dtype(np.int32): 0,
+    np.dtype(np.int64): 0,
     np.dtype(np.bool_): 0,
 }
 
@@ -54,6 +56,8 @@ def random_array(
     shape = tuple(t.get_shape())
     if dtype.kind == "b":
         return rng.random(shape) < 0.5
+    if dtype.kind == "i":
+        return rng.integers(int(low), int(high), shape, dtype=dtype, endpoint=True)
     data = rng.uniform(low, high, shape)
     if dtype.kind == "c":
         data = data + 1j * rng.uniform(low, high, shape)
@@ -81,10 +85,14 @@ def check(
 
 def assert_matches(got: Sequence[np.ndarray], expected: Sequence[np.ndarray]) -> None:
     """Each result has the dtype and shape of its expected array and its values within
-    `TOLERANCES` (relative, and absolute scaled by the largest expected magnitude)."""
+    `TOLERANCES` (relative, and absolute scaled by the largest expected magnitude;
+    integers and booleans compared exactly, not through floats)."""
     assert len(got) == len(expected)
     for g, e in zip(got, expected, strict=True):
         assert g.dtype == e.dtype and g.shape == e.shape
         tol = TOLERANCES[e.dtype]
-        scale = max(1.0, float(np.max(np.abs(e), initial=0.0))) if e.dtype.kind != "b" else 1
+        if tol == 0:
+            np.testing.assert_array_equal(g, e)
+            continue
+        scale = max(1.0, float(np.max(np.abs(e), initial=0.0)))
         np.testing.assert_allclose(g, e, rtol=tol, atol=tol * scale, equal_nan=True)

@@ -79,6 +79,11 @@ CASES: dict[type[Operation], Case] = {
         lambda x: np.real(x).astype(np.float64),
         ALL,
     ),
+    prim.FloorOp: Case(prim.FloorOp, np.floor, REAL),
+    prim.CeilOp: Case(prim.CeilOp, np.ceil, REAL),
+    prim.RoundOp: Case(prim.RoundOp, np.rint, REAL),
+    prim.SignOp: Case(prim.SignOp, np.sign, (*REAL, np.int32, np.int64)),
+    prim.ErfOp: Case(prim.ErfOp, prim.ErfOp.reference, REAL),
 }
 
 

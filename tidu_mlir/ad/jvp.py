@@ -32,6 +32,7 @@ from tidu_mlir.dialects.cg import (
     next_pass_id,
     tangent_of,
 )
+from tidu_mlir.dialects.prim.types import is_differentiable
 from tidu_mlir.graph import (
     enclosing_fragments,
     fragment_inputs,
@@ -114,8 +115,10 @@ def _propagate(
                 _take_alias_tangent(op, aliases[op], tangents, done)
             continue
         operand_tangents = [tangents.get(value) for value in op.operands]
-        if all(tangent is None for tangent in operand_tangents):
-            continue
+        if all(tangent is None for tangent in operand_tangents) or not any(
+            is_differentiable(result.type) for result in op.results
+        ):
+            continue  # no tangent flows in, or only into integer/boolean results
         if not isinstance(op, Differentiable):
             raise ADRuleError("jvp", op)
         builder.source = op
@@ -123,7 +126,7 @@ def _propagate(
             op.jvp_rule(builder, operand_tangents), len(op.results), "tangent"
         )
         for result, tangent in zip(op.results, result_tangents, strict=True):
-            if tangent is not None:
+            if tangent is not None and is_differentiable(result.type):
                 tangents[result] = tangent
 
 
@@ -187,6 +190,12 @@ def _wrt_keys(
             raise _unknown_key_error(fragment, "wrt", key, known)
         if key in keys:
             raise OpError(f"wrt key '{key_spec(key)}' is given twice", fragment)
+        if not is_differentiable(input_type := known[key][0].result.type):
+            raise OpError(
+                f"wrt key '{key_spec(key)}' has type {input_type}: integer and boolean "
+                "inputs have no tangent (differentiate with respect to float or complex inputs)",
+                fragment,
+            )
         keys.append(key)
     return keys
 

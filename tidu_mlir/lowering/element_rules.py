@@ -6,7 +6,10 @@ The loop builders call `apply_elementwise` inside their innermost loop; adding
 an elementwise op to the lowering means adding its entry here. Semantics follow
 numpy (the reference evaluator): `compare` is ordered except `ne`,
 `maximum`/`minimum` propagate NaN, `convert` from complex to real takes the real
-part, `abs` of a complex number is its modulus.
+part, `abs` of a complex number is its modulus. Integer (i32, i64) elements go
+through the same rules: `ScalarBuilder` picks the integer ops (wrap-around
+arithmetic, signed order) from the operand's type, and `convert` follows
+numpy's `astype` (float to integer truncates, to bool is `!= 0`).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import TypeAlias
 
 from xdsl.dialects import math
+from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Operation, SSAValue
 
 from tidu_mlir.dialects import prim
@@ -88,8 +92,8 @@ def _select(sb: ScalarBuilder, _: Operation, args: Sequence[Element]) -> Element
 
 
 def _convert(sb: ScalarBuilder, op: Operation, args: Sequence[Element]) -> Element:
-    """The operand converted to the result's element type (complex -> real keeps the
-    real part, real -> complex has a zero imaginary part)."""
+    """The operand converted to the result's element type (complex -> real, integer
+    or bool keeps the real part, the others -> complex have a zero imaginary part)."""
     (x,) = args
     target = prim.element_type_of(op.results[0].type)
     real_target = prim.real_element_type(target)
@@ -101,6 +105,16 @@ def _convert(sb: ScalarBuilder, op: Operation, args: Sequence[Element]) -> Eleme
     if prim.is_complex(target):
         return value, sb.const(0.0, real_target)
     return value
+
+
+def _sign(sb: ScalarBuilder, x: SSAValue) -> SSAValue:
+    """numpy's `sign`: 1 above 0, -1 below, +0 for either zero (0 for integers),
+    and `x` itself, NaN, otherwise (compares and selects, so loops vectorize)."""
+    t = x.type
+    zero = sb.const(0, t)
+    rest = x if isinstance(t, IntegerType) else sb.select(sb.compare("eq", x, zero), zero, x)
+    rest = sb.select(sb.compare("lt", x, zero), sb.const(-1, t), rest)
+    return sb.select(sb.compare("gt", x, zero), sb.const(1, t), rest)
 
 
 ELEMENT_RULES: dict[type[Operation], ElementRule] = {
@@ -127,6 +141,11 @@ ELEMENT_RULES: dict[type[Operation], ElementRule] = {
     prim.SelectOp: _select,
     prim.CompareOp: _compare,
     prim.ConvertOp: _convert,
+    prim.FloorOp: _unary(_math(math.FloorOp), None),
+    prim.CeilOp: _unary(_math(math.CeilOp), None),
+    prim.RoundOp: _unary(_math(math.RoundEvenOp), None),
+    prim.SignOp: _unary(_sign, None),
+    prim.ErfOp: _unary(_math(math.ErfOp), None),
 }
 """The rule of every op computed element by element (operands and result of one shape)."""
 

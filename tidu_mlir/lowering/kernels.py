@@ -5,12 +5,15 @@ Each kernel writes the whole result buffer `out` from its operand buffers:
 * reductions iterate the operand in row-major order; the trailing run of reduced
   axes is folded in registers (`scf.for` iter_args, `reassoc` so it vectorizes),
   and when an outer axis is reduced too the partial sums accumulate in `out`
-  (initialized first), which keeps the innermost loop contiguous;
+  (initialized first), which keeps the innermost loop contiguous; integer sums
+  and maxima start from 0 and the smallest integer (`_reduction_identity`);
 * `dot_general` runs batch, lhs-free, contracting, rhs-free loops
   (`out[b,i,j] += l[b,i,k] * r[b,k,j]`, innermost loop contiguous in `r` and
   `out`), or a register reduction over the contracting axes when there are no
   rhs-free axes; large real matrix products call BLAS instead (`blas.py`);
-* transpose, slice, pad and concatenate are index maps over one nest.
+* transpose, slice, pad and concatenate are index maps over one nest;
+* the ops along one axis (argmax, argmin, cumsum, argsort) are in
+  `ordering_kernels.py`, merged into `KERNELS`.
 """
 
 from __future__ import annotations
@@ -20,17 +23,21 @@ from collections.abc import Callable, Sequence
 from typing import TypeAlias
 
 from xdsl.builder import Builder
+from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from tidu_mlir.dialects import prim
+from tidu_mlir.lowering.indexing_kernels import INDEXING_KERNELS
 from tidu_mlir.lowering.loops import Buffer, Index, LoopBuilder
+from tidu_mlir.lowering.ordering_kernels import ORDERING_KERNELS
 from tidu_mlir.lowering.scalar import REDUCTION_FLAGS, Element, ScalarBuilder
 
 Kernel: TypeAlias = Callable[[LoopBuilder, Builder, Operation, Sequence[Buffer], Buffer], None]
 
 
 def constant_element(sb: ScalarBuilder, value: complex, element: Attribute) -> Element:
-    """A scalar constant of element type `element` (a pair for complex types)."""
+    """A scalar constant of element type `element` (a pair for complex types); an
+    integer or bool `value` is kept exact for integer types."""
     real = prim.real_element_type(element)
     if prim.is_complex(element):
         return sb.const(value.real, real), sb.const(value.imag, real)
@@ -64,6 +71,15 @@ def _max(sb: ScalarBuilder, a: Element, b: Element) -> Element:
     return sb.maximum(a, b)
 
 
+def _reduction_identity(element: Attribute, is_max: bool) -> float:
+    """The start of a sum (0) or a max (-inf, or the smallest value of an integer type)."""
+    if not is_max:
+        return 0
+    if isinstance(element, IntegerType):
+        return -(2 ** (element.width.data - 1))
+    return float("-inf")
+
+
 def reduce_kernel(
     lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Buffer], out: Buffer
 ) -> None:
@@ -79,7 +95,7 @@ def reduce_kernel(
     is_max = isinstance(op, prim.ReduceMaxOp)
     combine = _max if is_max else _add
     element = prim.element_type_of(op.operand.type)
-    identity = float("-inf") if is_max else 0.0
+    identity = _reduction_identity(element, is_max)
 
     if accumulate_in_out:
         lb.fill(b, out, constant_element(ScalarBuilder(b), identity, element))
@@ -251,5 +267,7 @@ KERNELS: dict[type[Operation], Kernel] = {
     prim.SliceOp: slice_kernel,
     prim.PadOp: pad_kernel,
     prim.ConcatenateOp: concatenate_kernel,
+    **ORDERING_KERNELS,
+    **INDEXING_KERNELS,
 }
 """The loop-nest kernel of each non-elementwise prim op (reshape is a view)."""

@@ -93,6 +93,7 @@ class FunctionLowering:
         self.loops = LoopBuilder(self.block)
         self.buffers: dict[SSAValue, Buffer] = {}
         self.splats: dict[SSAValue, complex] = {}
+        """The value of each splat constant (a Python int or bool for integer types)."""
         self.constants: dict[SSAValue, prim.ConstantOp] = {}
         self.destinations: dict[SSAValue, list[Buffer]] = {}
         self.temporaries: list[SSAValue] = []
@@ -205,7 +206,7 @@ class FunctionLowering:
         array = op.to_array()
         splat = np.full_like(array, array.flat[0]) if array.size else array
         if array.size and np.array_equal(array, splat, equal_nan=True):  # NaN splats too
-            self.splats[op.result] = complex(array.flat[0])
+            self.splats[op.result] = array.flat[0].item()
         else:
             self.constants[op.result] = op
 
@@ -219,7 +220,7 @@ class FunctionLowering:
         name = f"__tidu_const_{len(list(self.module.ops))}"
         value = DenseIntOrFPElementsAttr.from_list(
             cast(Any, TensorType(view_type.element_type, view_type.get_shape())),
-            [(bool(x) if array.dtype == np.bool_ else float(x)) for x in real.reshape(-1)],
+            real.reshape(-1).tolist(),
         )
         self.module.body.block.add_op(
             memref.GlobalOp.get(StringAttr(name), view_type, value, constant=UnitAttr())

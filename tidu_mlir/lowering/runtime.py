@@ -7,8 +7,9 @@ The function is cloned into a module of its own, lowered by `lower-to-llvm`
 (bufferize, fused loop nests, llvm dialect), optimized at O3 and loaded by MCJIT
 (`jit.CompiledModule`). Arguments are checked by the JIT layer: exact dtype and
 shape, C-contiguous and aligned, else `TypeError`/`ValueError` naming the
-argument (a Python number is accepted for a rank-0 tensor). Outputs are freshly
-allocated; one result is returned as an array, several as a tuple.
+argument (a Python number of the tensor's kind is accepted for a rank-0 tensor).
+Outputs are freshly allocated; one result is returned as an array, several as a
+tuple.
 
 Cache: keyed by the SHA-256 of the printed function (its body, shapes and
 dtypes), least recently used first out beyond `td.config.compile_cache_size`
@@ -146,9 +147,22 @@ class CompiledFunction:
         return self._native(*arrays)
 
 
+_RANK0_NUMBERS: dict[str, tuple[type, ...]] = {
+    "b": (bool, np.bool_),
+    "i": (int, np.integer),
+    "f": (int, float, np.integer, np.floating),
+    "c": (int, float, complex, np.number),
+}
+"""The numbers a rank-0 tensor argument of each dtype kind takes in place of an array."""
+
+
 def _rank0(value: object, dtype: np.dtype[Any]) -> object:
-    """A Python or numpy number for a rank-0 tensor argument, as a 0-d array."""
-    if isinstance(value, int | float | complex | np.number) and not isinstance(value, bool):
+    """A Python or numpy number for a rank-0 tensor argument, as a 0-d array. Only
+    numbers of the tensor's kind convert (a float is not truncated to an integer, a
+    complex number not to its real part, a bool is no number); others are left for
+    the argument check to reject."""
+    is_bool = isinstance(value, bool | np.bool_)
+    if is_bool == (dtype.kind == "b") and isinstance(value, _RANK0_NUMBERS[dtype.kind]):
         return np.asarray(value, dtype=dtype)
     return value
 

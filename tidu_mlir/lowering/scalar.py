@@ -1,9 +1,10 @@
 """Scalar element arithmetic for the prim lowering: one prim op applied to one element.
 
 `ScalarBuilder` inserts `arith`/`math` ops at a builder's insertion point. A real
-element is one SSA value (f32, f64 or i1); a complex element is a `(re, im)` pair
-of real values, so complex arithmetic is expanded to real arithmetic here (the
-`llvm` dialect has no complex type) with the usual real formulas:
+element is one SSA value (f32, f64, i32, i64 or i1); a complex element is a
+`(re, im)` pair of real values, so complex arithmetic is expanded to real
+arithmetic here (the `llvm` dialect has no complex type) with the usual real
+formulas:
 
 * `exp(a+bi) = e^a (cos b + i sin b)`, `log z = log|z| + i atan2(b, a)`
 * `sin`, `cos` through `sinh`/`cosh` of the imaginary part
@@ -27,6 +28,11 @@ LLVM inlines the kernel at O3 before vectorizing.
 
 Element ops get the `contract` fast-math flag only (FMA formation); reductions
 add `reassoc` so the vectorizer may reorder sums (see `reduction_flags`).
+
+The arithmetic shared by integers and floats (`add`, `sub`, `mul`, `neg`,
+`maximum`, `minimum`, `compare`, `cast`) dispatches on the operand's type, with
+numpy's integer semantics: two's complement wrap-around (no `nsw`/`nuw` flags),
+signed order.
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ from typing import Protocol, TypeAlias, TypeVar, cast
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import AnyFloat, Float32Type, FloatAttr, IntegerAttr, i1
+from xdsl.dialects.builtin import AnyFloat, Float32Type, FloatAttr, IntegerAttr, IntegerType, i1
 from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Attribute, Operation, SSAValue
 
@@ -52,6 +58,7 @@ ELEMENT_FLAGS = arith.FastMathFlagsAttr([FastMathFlag.ALLOW_CONTRACT])
 REDUCTION_FLAGS = arith.FastMathFlagsAttr([FastMathFlag.REASSOC, FastMathFlag.ALLOW_CONTRACT])
 
 _CMP_PREDICATES = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
+_CMPI_PREDICATES = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
 _MAX_INT_POWER = 4
 
 T = TypeVar("T")
@@ -99,34 +106,50 @@ class ScalarBuilder:
 
     def const(self, value: float, typ: Attribute) -> SSAValue:
         """A constant, created once per builder (all uses follow it in the same block);
-        `-0.0` and `0.0` are two constants."""
+        `-0.0` and `0.0` are two constants. An integer `value` stays exact for an
+        integer `typ` (an int64 beyond 2^53 is no float)."""
         key = (value, copysign(1.0, value), typ)
         if key not in self._constants:
             attr = (
-                IntegerAttr(int(value), i1) if typ == i1 else FloatAttr(value, cast(AnyFloat, typ))
+                IntegerAttr(int(value), typ)
+                if isinstance(typ, IntegerType)
+                else FloatAttr(value, cast(AnyFloat, typ))
             )
             self._constants[key] = self.emit(arith.ConstantOp(attr))
         return self._constants[key]
 
     def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        if _is_integer(a):
+            return self.emit(arith.AddiOp(a, b))
         return self.emit(arith.AddfOp(a, b, self.flags))
 
     def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        if _is_integer(a):
+            return self.emit(arith.SubiOp(a, b))
         return self.emit(arith.SubfOp(a, b, self.flags))
 
     def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        if _is_integer(a):
+            return self.emit(arith.MuliOp(a, b))
         return self.emit(arith.MulfOp(a, b, self.flags))
 
     def div(self, a: SSAValue, b: SSAValue) -> SSAValue:
         return self.emit(arith.DivfOp(a, b, self.flags))
 
     def neg(self, a: SSAValue) -> SSAValue:
+        """`-a`; `0 - a` for integers (`arith` has no negi), so `-INT_MIN` wraps to itself."""
+        if _is_integer(a):
+            return self.sub(self.const(0, a.type), a)
         return self.emit(arith.NegfOp(a))
 
     def maximum(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        if _is_integer(a):
+            return self.emit(arith.MaxSIOp(a, b))
         return self.emit(arith.MaximumfOp(a, b))
 
     def minimum(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        if _is_integer(a):
+            return self.emit(arith.MinSIOp(a, b))
         return self.emit(arith.MinimumfOp(a, b))
 
     def unary(self, op_type: Callable[[SSAValue], Operation], a: SSAValue) -> SSAValue:
@@ -141,18 +164,35 @@ class ScalarBuilder:
         return self.emit(arith.SelectOp(pred, a, b))
 
     def compare(self, direction: str, a: SSAValue, b: SSAValue) -> SSAValue:
+        """`a <direction> b`: ordered for floats except `ne`, signed for integers."""
+        if _is_integer(a):
+            return self.emit(arith.CmpiOp(a, b, _CMPI_PREDICATES[direction]))
         return self.emit(arith.CmpfOp(a, b, _CMP_PREDICATES[direction]))
 
     def cast(self, a: SSAValue, target: Attribute) -> SSAValue:
-        """Between f32 and f64 (identity when equal), or from i1 (a boolean is
-        0.0 or 1.0)."""
-        if a.type == target:
+        """`a` as the real type `target`, like numpy's `astype`: to i1 is `a != 0`
+        (true for NaN), from i1 is 0 or 1, float to integer truncates toward zero,
+        integer to integer sign-extends or wraps (identity when the types are equal)."""
+        source = a.type
+        if source == target:
             return a
-        if a.type == i1:  # xDSL's llvm dialect has no uitofp
+        if target == i1:
+            return self.compare("ne", a, self.const(0, source))
+        if source == i1:
+            if isinstance(target, IntegerType):
+                return self.emit(arith.ExtUIOp(a, target))
+            # xDSL's llvm dialect has no uitofp
             return self.select(a, self.const(1.0, target), self.const(0.0, target))
-        width = {32: arith.TruncFOp, 64: arith.ExtFOp}
-        bits = 64 if "64" in str(target) else 32
-        return self.emit(width[bits](a, target))
+        if isinstance(source, IntegerType) and isinstance(target, IntegerType):
+            widen = target.width.data > source.width.data
+            return self.emit(arith.ExtSIOp(a, target) if widen else arith.TruncIOp(a, target))
+        if isinstance(source, IntegerType):
+            return self.emit(arith.SIToFPOp(a, cast(AnyFloat, target)))
+        if isinstance(target, IntegerType):
+            return self.emit(arith.FPToSIOp(a, target))
+        if isinstance(target, Float32Type):
+            return self.emit(arith.TruncFOp(a, target))
+        return self.emit(arith.ExtFOp(a, target))
 
     def products(
         self,
@@ -433,6 +473,11 @@ def _horner(
         else:
             acc = sb.add(sb.mul(acc, z), sb.const(c, t))
     return acc
+
+
+def _is_integer(value: SSAValue) -> bool:
+    """Whether `value` is an integer (i32, i64) rather than a float."""
+    return isinstance(value.type, IntegerType)
 
 
 def _huge(t: Attribute) -> float:

@@ -26,11 +26,19 @@ func.func @scalar_operand(%x: f64) {
 
 // -----
 
-func.func @integer_elements(%x: tensor<3xi32>) {
-  %0 = prim.add %x, %x : tensor<3xi32>
+func.func @boolean_arithmetic(%x: tensor<3xi1>) {
+  %0 = prim.add %x, %x : tensor<3xi1>
   func.return
 }
-// CHECK: error: lhs must have a float or complex element type (f32, f64, complex<f32>, complex<f64>), got i32
+// CHECK: error: lhs must have a numeric element type (f32, f64, complex<f32>, complex<f64>, i32, i64), got i1
+
+// -----
+
+func.func @integer_exp(%x: tensor<3xi32>) {
+  %0 = prim.exp %x : tensor<3xi32>
+  func.return
+}
+// CHECK: error: operand must have a float or complex element type (f32, f64, complex<f32>, complex<f64>), got i32
 
 // -----
 
@@ -62,7 +70,7 @@ func.func @maximum_complex(%z: tensor<3xcomplex<f64>>) {
   %0 = prim.maximum %z, %z : tensor<3xcomplex<f64>>
   func.return
 }
-// CHECK: error: lhs must have a real element type (f32, f64), got complex<f64>
+// CHECK: error: lhs must have a real or integer element type (f32, f64, i32, i64), got complex<f64>
 
 // -----
 
@@ -70,7 +78,7 @@ func.func @minimum_complex(%z: tensor<3xcomplex<f32>>) {
   %0 = prim.minimum %z, %z : tensor<3xcomplex<f32>>
   func.return
 }
-// CHECK: error: lhs must have a real element type (f32, f64), got complex<f32>
+// CHECK: error: lhs must have a real or integer element type (f32, f64, i32, i64), got complex<f32>
 
 // -----
 
@@ -134,7 +142,7 @@ func.func @select_pred_not_i1(%p: tensor<3xf64>, %a: tensor<3xf64>) {
   %0 = prim.select %p, %a, %a : tensor<3xf64>, tensor<3xf64>
   func.return
 }
-// CHECK: error: pred must have element type i1, got f64
+// CHECK: error: pred must have a boolean element type (i1), got f64
 
 // -----
 
@@ -166,7 +174,7 @@ func.func @compare_complex(%z: tensor<3xcomplex<f64>>) {
   %0 = prim.compare eq, %z, %z : tensor<3xcomplex<f64>>
   func.return
 }
-// CHECK: error: lhs must have a real element type (f32, f64), got complex<f64>
+// CHECK: error: lhs must have a real or integer element type (f32, f64, i32, i64), got complex<f64>
 
 // -----
 
@@ -186,11 +194,11 @@ func.func @convert_shape(%a: tensor<3xf64>) {
 
 // -----
 
-func.func @convert_to_integer(%a: tensor<3xf64>) {
-  %0 = prim.convert %a : tensor<3xf64> -> tensor<3xi32>
+func.func @convert_to_i8(%a: tensor<3xf64>) {
+  %0 = prim.convert %a : tensor<3xf64> -> tensor<3xi8>
   func.return
 }
-// CHECK: error: result must have a float or complex element type (f32, f64, complex<f32>, complex<f64>), got i32
+// CHECK: error: result must have a supported element type (f32, f64, complex<f32>, complex<f64>, i32, i64, i1), got i8
 
 // -----
 
@@ -270,7 +278,7 @@ func.func @reduce_max_complex(%z: tensor<3xcomplex<f64>>) {
   %0 = prim.reduce_max %z, axes = [0] : tensor<3xcomplex<f64>> -> tensor<complex<f64>>
   func.return
 }
-// CHECK: error: operand must have a real element type (f32, f64), got complex<f64>
+// CHECK: error: operand must have a real or integer element type (f32, f64, i32, i64), got complex<f64>
 
 // -----
 

@@ -1,9 +1,9 @@
 """The `prim` dialect: the differentiable tensor primitives (docs/design.md).
 
-Every op takes and gives statically shaped ranked tensors of f32, f64,
-complex<f32> or complex<f64> (i1 only for the result of `prim.compare`, the
-predicate of `prim.select`, and the i1 constants, broadcasts and conversions
-that produce or consume them). Every op is `Pure`, accepts an optional
+Every op takes and gives statically shaped ranked tensors. Values that carry
+tangents are f32, f64, complex<f32> or complex<f64>; integers (i32, i64) and
+booleans (i1) are computed with (arithmetic, comparison, selection, structural
+ops, conversion) but never differentiated. Every op is `Pure`, accepts an optional
 discardable `role` attribute (`#cg.linearized<[...]>`) and checks it in its
 verifier. Constructors infer the result type wherever the operands and
 properties determine it, so AD rules can emit ops without computing shapes.
@@ -19,9 +19,12 @@ ones before it:
 5. `core`: the linear core ops and the rule helpers that emit them
 6. `elementwise`: the non-linear elementwise ops
 7. `structural`: slice, pad, concatenate, reduce_max
-8. `contraction`: dot_general
-9. `control` (a package): the ops with regions, scan, cond and while, and their
-   terminator, yield
+8. `indexing`: iota, gather, scatter_add, scatter, dynamic_slice,
+   dynamic_update_slice (run-time integer indices)
+9. `ordering`: the ops along one axis, argmax, argmin, cumsum, argsort
+10. `contraction`: dot_general
+11. `control` (a package): the ops with regions, scan, cond and while, and
+    their terminator, yield
 
 Each layer lists its public names in `__all__` and its op classes in `OPS`;
 this module re-exports them and assembles the dialect, so a new op is added
@@ -36,6 +39,8 @@ from tidu_mlir.dialects.prim import (
     control,
     core,
     elementwise,
+    indexing,
+    ordering,
     shapes,
     structural,
     syntax,
@@ -46,6 +51,8 @@ from tidu_mlir.dialects.prim.contraction import *  # noqa: F403
 from tidu_mlir.dialects.prim.control import *  # noqa: F403
 from tidu_mlir.dialects.prim.core import *  # noqa: F403
 from tidu_mlir.dialects.prim.elementwise import *  # noqa: F403
+from tidu_mlir.dialects.prim.indexing import *  # noqa: F403
+from tidu_mlir.dialects.prim.ordering import *  # noqa: F403
 from tidu_mlir.dialects.prim.shapes import *  # noqa: F403
 from tidu_mlir.dialects.prim.structural import *  # noqa: F403
 from tidu_mlir.dialects.prim.syntax import *  # noqa: F403
@@ -56,6 +63,8 @@ PRIM_OPS: tuple[type[base.PrimOp], ...] = (
     *core.OPS,
     *elementwise.OPS,
     *structural.OPS,
+    *indexing.OPS,
+    *ordering.OPS,
     *contraction.OPS,
     *control.OPS,
 )
@@ -71,5 +80,7 @@ __all__ += base.__all__
 __all__ += core.__all__
 __all__ += elementwise.__all__
 __all__ += structural.__all__
+__all__ += indexing.__all__
+__all__ += ordering.__all__
 __all__ += contraction.__all__
 __all__ += control.__all__

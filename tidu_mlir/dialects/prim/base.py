@@ -285,6 +285,8 @@ class ElementwiseUnaryOp(Elementwise, abc.ABC):
     operand = operand_def()
     result = result_def()
 
+    KIND: ClassVar[str] = "float or complex"
+
     def __init__(self, operand: Value, *, role: RoleSpec = None):
         super().__init__(
             operands=[operand],
@@ -293,7 +295,7 @@ class ElementwiseUnaryOp(Elementwise, abc.ABC):
         )
 
     def verify_types(self) -> None:
-        check_tensor("operand", self.operand.type)
+        check_tensor("operand", self.operand.type, self.KIND)
         check_same_type("result", self.result.type, self.operand.type)
 
     def print(self, printer: Printer) -> None:
@@ -413,8 +415,7 @@ class ReduceOp(ArrayPropsUnaryOp, abc.ABC):
         self._init(operand, [axes], TensorType(operand_type.get_element_type(), shape), role)
 
     def verify_types(self) -> None:
-        check_tensor("operand", self.operand.type, self.KIND)
-        operand, result = self.verify_operand_and_result()
+        operand, result = self.verify_operand_and_result(self.KIND)
         check_shape("result", result, reduce_shape(operand, self.prop_values("axes")))
 
     def batched_props(self) -> Sequence[Sequence[int]]:
@@ -432,6 +433,7 @@ class AddOp(ElementwiseBinaryOp):
     d(a + b) = da + db; transpose: ct to each active operand."""
 
     name = "prim.add"
+    KIND: ClassVar[str] = "numeric"
 
     reference = staticmethod(np.add)
 

@@ -34,7 +34,6 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     TensorType,
-    i1,
     i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -74,7 +73,6 @@ from tidu_mlir.dialects.prim.types import (
     check_shape,
     check_tensor,
     complex_type,
-    element_type_of,
     element_type_of_dtype,
     is_complex,
     real_type,
@@ -181,6 +179,7 @@ class SubOp(ElementwiseBinaryOp):
     """Elementwise a - b. d(a - b) = da - db; transpose: (ct, -ct)."""
 
     name = "prim.sub"
+    KIND: ClassVar[str] = "numeric"
 
     reference = staticmethod(np.subtract)
 
@@ -230,6 +229,7 @@ class MulOp(ElementwiseBinaryOp):
     exactly one operand; transpose: conj(fixed)·ct."""
 
     name = "prim.mul"
+    KIND: ClassVar[str] = "numeric"
 
     reference = staticmethod(np.multiply)
 
@@ -253,6 +253,7 @@ class NegOp(UnaryLinear, ElementwiseUnaryOp):
     """Elementwise -x. d(-x) = -dx; transpose: -ct."""
 
     name = "prim.neg"
+    KIND: ClassVar[str] = "numeric"
 
     reference = staticmethod(np.negative)
 
@@ -395,9 +396,8 @@ class ConvertOp(Elementwise, UnaryLinear, TypeChangingUnaryOp):
         )
 
     def verify_types(self) -> None:
-        is_bool = element_type_of(self.operand.type) == i1
-        check_tensor("operand", self.operand.type, "i1" if is_bool else "float or complex")
-        check_tensor("result", self.result.type)
+        check_tensor("operand", self.operand.type, "any")
+        check_tensor("result", self.result.type, "any")
         check_shape("result", shape_of(self.result), shape_of(self.operand))
 
     @staticmethod
@@ -449,7 +449,7 @@ class SelectOp(Elementwise):
 
     def verify_types(self) -> None:
         check_tensor("pred", self.pred.type, "i1")
-        check_tensor("on_true", self.on_true.type)
+        check_tensor("on_true", self.on_true.type, "any")
         check_same_type("on_false", self.on_false.type, self.on_true.type)
         check_same_type("result", self.result.type, self.on_true.type)
         check_shape("pred", shape_of(self.pred), shape_of(self.on_true))
@@ -542,8 +542,7 @@ class ConstantOp(NotLinear):
         return dense_to_array(self.value)
 
     def verify_types(self) -> None:
-        is_bool = element_type_of(self.result.type) == i1
-        check_tensor("result", self.result.type, "i1" if is_bool else "float or complex")
+        check_tensor("result", self.result.type, "any")
         check_same_type("value", self.value.type, self.result.type)
 
     @staticmethod
@@ -613,8 +612,7 @@ class BroadcastInDimOp(UnaryLinear, ArrayPropsUnaryOp):
         self._init(operand, [dims], result_type, role)
 
     def verify_types(self) -> None:
-        is_bool = element_type_of(self.operand.type) == i1
-        operand, result = self.verify_operand_and_result("i1" if is_bool else "float or complex")
+        operand, result = self.verify_operand_and_result("any")
         broadcast_in_dim_check(operand, self.prop_values("dims"), result)
 
     def batched_props(self) -> Sequence[Sequence[int]]:
@@ -647,6 +645,7 @@ class ReduceSumOp(UnaryLinear, ReduceOp):
     reduced axes."""
 
     name = "prim.reduce_sum"
+    KIND: ClassVar[str] = "numeric"
 
     @staticmethod
     def reference(x: np.ndarray, *, axes: Sequence[int]) -> np.ndarray:
@@ -673,8 +672,8 @@ class ReshapeOp(UnaryLinear, TypeChangingUnaryOp):
         super().__init__(operand, TensorType(element, list(shape)), role=role)
 
     def verify_types(self) -> None:
-        check_tensor("operand", self.operand.type)
-        check_tensor("result", self.result.type)
+        check_tensor("operand", self.operand.type, "any")
+        check_tensor("result", self.result.type, "any")
         check_same_element_type("result", self.result.type, self.operand.type)
         before, after = math.prod(shape_of(self.operand)), math.prod(shape_of(self.result))
         if before != after:
@@ -716,7 +715,7 @@ class TransposeOp(UnaryLinear, ArrayPropsUnaryOp):
         self._init(operand, [permutation], TensorType(operand_type.get_element_type(), shape), role)
 
     def verify_types(self) -> None:
-        operand, result = self.verify_operand_and_result()
+        operand, result = self.verify_operand_and_result("any")
         check_shape("result", result, transpose_shape(operand, self.prop_values("permutation")))
 
     def batched_props(self) -> Sequence[Sequence[int]]:

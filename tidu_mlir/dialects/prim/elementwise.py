@@ -1,9 +1,12 @@
 """The non-linear elementwise `prim` ops: div, maximum, minimum, atan2, exp,
-log, sin, cos, tanh, sqrt, pow, abs and compare.
+log, sin, cos, tanh, sqrt, pow, abs, floor, ceil, round, sign, erf and compare.
 
 Their JVPs scale the tangent by a fixed factor computed on the primal side
 (`dy = f'(x)·dx` for the holomorphic ones), built from core ops and the ops
 of this file. Only `div` is linear in an operand (its numerator).
+
+floor, ceil, round and sign are piecewise constant: no tangent (a zero
+derivative, JAX's convention), like compare.
 
 Ties (JAX's conventions): `maximum` and `minimum` send the whole tangent to
 the lhs when the operands are equal. `abs` of a real 0 has derivative +1
@@ -161,7 +164,7 @@ class MaximumOp(NotLinear, ElementwiseBinaryOp):
     """Elementwise max of real tensors; ties share the derivative (`winner_jvp`)."""
 
     name = "prim.maximum"
-    KIND: ClassVar[str] = "real"
+    KIND: ClassVar[str] = "real or integer"
 
     reference = staticmethod(np.maximum)
 
@@ -174,7 +177,7 @@ class MinimumOp(NotLinear, ElementwiseBinaryOp):
     """Elementwise min of real tensors; ties share the derivative (`winner_jvp`)."""
 
     name = "prim.minimum"
-    KIND: ClassVar[str] = "real"
+    KIND: ClassVar[str] = "real or integer"
 
     reference = staticmethod(np.minimum)
 
@@ -387,6 +390,100 @@ class AbsOp(NotLinear, Elementwise, TypeChangingUnaryOp):
 
 
 # --------------------------------------------------------------------------
+# Piecewise-constant functions (no tangent) and erf
+# --------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class FloorOp(NotLinear, ElementwiseUnaryOp):
+    """Elementwise floor of a real tensor (numpy's `floor`). Piecewise constant:
+    its derivative is 0 wherever it exists, so it has no tangent (JAX's
+    convention: a zero gradient, not an error, at and between the jumps)."""
+
+    name = "prim.floor"
+    KIND: ClassVar[str] = "real"
+
+    reference = staticmethod(np.floor)
+
+    def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
+        return [None]
+
+
+@irdl_op_definition
+class CeilOp(NotLinear, ElementwiseUnaryOp):
+    """Elementwise ceiling of a real tensor (numpy's `ceil`). Piecewise constant:
+    no tangent (see `prim.floor`)."""
+
+    name = "prim.ceil"
+    KIND: ClassVar[str] = "real"
+
+    reference = staticmethod(np.ceil)
+
+    def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
+        return [None]
+
+
+@irdl_op_definition
+class RoundOp(NotLinear, ElementwiseUnaryOp):
+    """Elementwise rounding of a real tensor to the nearest integer, halves to
+    even (numpy's `rint`, and `round` with no decimals: 0.5 -> 0, 1.5 -> 2).
+    Piecewise constant: no tangent (see `prim.floor`)."""
+
+    name = "prim.round"
+    KIND: ClassVar[str] = "real"
+
+    reference = staticmethod(np.rint)
+
+    def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
+        return [None]
+
+
+@irdl_op_definition
+class SignOp(NotLinear, ElementwiseUnaryOp):
+    """Elementwise sign of a real or integer tensor (numpy's `sign`): -1, 0 or 1,
+    +0 for both zeros, NaN for NaN. Piecewise constant: no tangent (see `prim.floor`)."""
+
+    name = "prim.sign"
+    KIND: ClassVar[str] = "real or integer"
+
+    reference = staticmethod(np.sign)
+
+    def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
+        return [None]
+
+
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def erf_reference(x: Any) -> np.ndarray:
+    """`math.erf` elementwise (the C library's erf, correctly rounded in practice),
+    computed in f64 and rounded to the operand's float type (f64 for anything else);
+    numpy has no erf of its own."""
+    x = np.asarray(x)
+    dtype = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
+    values = np.frompyfunc(math.erf, 1, 1)(x.astype(np.float64))
+    return np.asarray(values, dtype=np.float64).astype(dtype)
+
+
+@irdl_op_definition
+class ErfOp(NotLinear, ElementwiseUnaryOp):
+    """Elementwise error function of a real tensor, `erf(x) = 2/sqrt(pi) ∫_0^x e^(-t²) dt`.
+    d erf(x) = 2/sqrt(pi)·exp(-x²)·dx."""
+
+    name = "prim.erf"
+    KIND: ClassVar[str] = "real"
+
+    reference = staticmethod(erf_reference)
+
+    def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
+        x = self.operands[0]
+        square = emit_value(ctx, MulOp(x, x))
+        gauss = emit_value(ctx, ExpOp(emit_value(ctx, NegOp(square))))
+        constant = full_like(ctx, _TWO_OVER_SQRT_PI, tensor_type_of(x))
+        return [scale(ctx, emit_value(ctx, MulOp(constant, gauss)), tangents[0])]
+
+
+# --------------------------------------------------------------------------
 # Comparison
 # --------------------------------------------------------------------------
 
@@ -427,7 +524,7 @@ class CompareOp(NotLinear, Elementwise):
                 f"direction must be one of {', '.join(COMPARE_DIRECTIONS)}, "
                 f"got '{self.direction.data}'"
             )
-        check_tensor("lhs", self.lhs.type, "real")
+        check_tensor("lhs", self.lhs.type, "real or integer")
         check_same_type("rhs", self.rhs.type, self.lhs.type)
         check_same_type(
             "result", self.result.type, with_element_type(cast(TensorType, self.lhs.type), i1)
@@ -473,6 +570,11 @@ OPS: tuple[type[PrimOp], ...] = (
     SqrtOp,
     PowOp,
     AbsOp,
+    FloorOp,
+    CeilOp,
+    RoundOp,
+    SignOp,
+    ErfOp,
     CompareOp,
 )
 """The op classes of this layer, in the dialect's order."""
@@ -481,14 +583,19 @@ __all__ = [
     "AbsOp",
     "Atan2Op",
     "COMPARE_DIRECTIONS",
+    "CeilOp",
     "CompareOp",
     "CosOp",
     "DivOp",
+    "ErfOp",
     "ExpOp",
+    "FloorOp",
     "LogOp",
     "MaximumOp",
     "MinimumOp",
     "PowOp",
+    "RoundOp",
+    "SignOp",
     "SinOp",
     "SqrtOp",
     "TanhOp",

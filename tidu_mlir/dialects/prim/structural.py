@@ -114,8 +114,8 @@ class SliceOp(UnaryLinear, PrimOp):
         return array_values(self.start), array_values(self.limit), array_values(self.stride)
 
     def verify_types(self) -> None:
-        check_tensor("operand", self.operand.type)
-        check_tensor("result", self.result.type)
+        check_tensor("operand", self.operand.type, "any")
+        check_tensor("result", self.result.type, "any")
         check_same_element_type("result", self.result.type, self.operand.type)
         check_shape(
             "result", shape_of(self.result), slice_shape(shape_of(self.operand), *self.bounds())
@@ -232,7 +232,7 @@ class PadOp(UnaryLinear, ArrayPropsUnaryOp):
         return self.prop_values("low"), self.prop_values("high"), self.prop_values("interior")
 
     def verify_types(self) -> None:
-        operand, result = self.verify_operand_and_result()
+        operand, result = self.verify_operand_and_result("any")
         check_shape("result", result, pad_shape(operand, *self.paddings()))
 
     def batched_props(self) -> Sequence[Sequence[int]]:
@@ -301,9 +301,9 @@ class ConcatenateOp(PrimOp):
         return int(self.dimension.value.data)
 
     def verify_types(self) -> None:
-        check_tensor("result", self.result.type)
+        check_tensor("result", self.result.type, "any")
         for index, value in enumerate(self.inputs):
-            check_tensor(f"input #{index}", value.type)
+            check_tensor(f"input #{index}", value.type, "any")
             check_same_element_type(f"input #{index}", value.type, self.result.type)
         expected = concatenate_shape([shape_of(v) for v in self.inputs], self.dimension_value)
         check_shape("result", shape_of(self.result), expected)
@@ -388,7 +388,7 @@ class ReduceMaxOp(NotLinear, ReduceOp):
     on the maximal entries, 0 elsewhere (ties share the tangent evenly, as JAX does)."""
 
     name = "prim.reduce_max"
-    KIND: ClassVar[str] = "real"
+    KIND: ClassVar[str] = "real or integer"
 
     @staticmethod
     def reference(x: np.ndarray, *, axes: Sequence[int]) -> np.ndarray:

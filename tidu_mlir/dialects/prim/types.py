@@ -1,8 +1,9 @@
 """Element types, numpy dtypes and the type checks shared by the `prim` verifiers.
 
-Every `prim` op takes and gives statically shaped ranked tensors of f32, f64,
-complex<f32> or complex<f64> (i1 only for the result of `prim.compare` and the
-predicate of `prim.select`).
+Every `prim` op takes and gives statically shaped ranked tensors. Values that
+carry tangents are f32, f64, complex<f32> or complex<f64>; integers (i32, i64:
+indices, counters) and booleans (i1: comparison results, masks) are never
+differentiated, and each op's verifier names the kinds it accepts.
 """
 
 from __future__ import annotations
@@ -11,7 +12,17 @@ from collections.abc import Sequence
 from typing import TypeAlias
 
 import numpy as np
-from xdsl.dialects.builtin import ComplexType, Float32Type, Float64Type, TensorType, f32, f64, i1
+from xdsl.dialects.builtin import (
+    ComplexType,
+    Float32Type,
+    Float64Type,
+    TensorType,
+    f32,
+    f64,
+    i1,
+    i32,
+    i64,
+)
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
@@ -27,12 +38,16 @@ Shape: TypeAlias = tuple[int, ...]
 FLOAT_TYPES: tuple[Attribute, ...] = (f32, f64)
 COMPLEX_TYPES: tuple[Attribute, ...] = (ComplexType(f32), ComplexType(f64))
 VALUE_TYPES: tuple[Attribute, ...] = FLOAT_TYPES + COMPLEX_TYPES
+"""The element types that carry tangents."""
+INTEGER_TYPES: tuple[Attribute, ...] = (i32, i64)
 
 _ELEMENT_TYPES_BY_DTYPE: dict[np.dtype, Attribute] = {
     np.dtype(np.float32): f32,
     np.dtype(np.float64): f64,
     np.dtype(np.complex64): ComplexType(f32),
     np.dtype(np.complex128): ComplexType(f64),
+    np.dtype(np.int32): i32,
+    np.dtype(np.int64): i64,
     np.dtype(np.bool_): i1,
 }
 
@@ -45,6 +60,12 @@ def element_type_of(t: Attribute) -> Attribute:
 def is_complex(t: Attribute) -> bool:
     """Whether a tensor type (or element type) is complex."""
     return isinstance(element_type_of(t), ComplexType)
+
+
+def is_differentiable(t: Attribute) -> bool:
+    """Whether values of a tensor type (or element type) carry tangents: float or
+    complex ones do, integer and boolean ones never."""
+    return element_type_of(t) in VALUE_TYPES
 
 
 def real_element_type(t: Attribute) -> Attribute:
@@ -76,7 +97,8 @@ def tensor_dtype(t: Attribute) -> np.dtype:
 
 
 def element_type_of_dtype(dtype: np.dtype | type) -> Attribute:
-    """The element type of a numpy dtype (float32, float64, complex64, complex128, bool);
+    """The element type of a numpy dtype (float32, float64, complex64, complex128,
+    int32, int64, bool);
     the inverse of `tidu_mlir.types.numpy_dtype`."""
     dtype = np.dtype(dtype)
     if dtype not in _ELEMENT_TYPES_BY_DTYPE:
@@ -106,8 +128,18 @@ _KIND_TYPES: dict[str, tuple[Attribute, ...]] = {
     "float or complex": VALUE_TYPES,
     "real": FLOAT_TYPES,
     "complex": COMPLEX_TYPES,
+    "integer": INTEGER_TYPES,
     "i1": (i1,),
+    "numeric": VALUE_TYPES + INTEGER_TYPES,
+    "real or integer": FLOAT_TYPES + INTEGER_TYPES,
+    "any": VALUE_TYPES + INTEGER_TYPES + (i1,),
 }
+"""The element types each verifier kind admits."""
+
+
+def admits(kind: str, element_type: Attribute) -> bool:
+    """Whether verifier kind `kind` (see `check_tensor`) admits `element_type`."""
+    return element_type in _KIND_TYPES[kind]
 
 
 def fmt_shape(shape: Sequence[int]) -> str:
@@ -117,17 +149,18 @@ def fmt_shape(shape: Sequence[int]) -> str:
 
 def check_tensor(what: str, t: Attribute, kind: str = "float or complex") -> None:
     """`t` is a statically shaped ranked tensor whose element type is of `kind`
-    ("float or complex", "real", "complex" or "i1")."""
+    (a key of `_KIND_TYPES`: "float or complex", "real", "numeric", "any", ...)."""
     if not isinstance(t, TensorType):
         raise VerifyException(f"{what} must be a ranked tensor, got {t}")
     if any(d < 0 for d in t.get_shape()):
         raise VerifyException(f"{what} must have a static shape, got {t}")
     if t.get_element_type() not in _KIND_TYPES[kind]:
         allowed = ", ".join(str(e) for e in _KIND_TYPES[kind])
+        described = {"any": "a supported", "integer": "an integer", "i1": "a boolean"}.get(
+            kind, f"a {kind}"
+        )
         raise VerifyException(
-            f"{what} must have a {kind} element type ({allowed}), got {t.get_element_type()}"
-            if kind != "i1"
-            else f"{what} must have element type i1, got {t.get_element_type()}"
+            f"{what} must have {described} element type ({allowed}), got {t.get_element_type()}"
         )
 
 
@@ -175,8 +208,10 @@ def check_length(what: str, values: Sequence[int], rank: int) -> None:
 
 
 __all__ = [
+    "admits",
     "COMPLEX_TYPES",
     "FLOAT_TYPES",
+    "INTEGER_TYPES",
     "Shape",
     "VALUE_TYPES",
     "Value",
@@ -188,6 +223,7 @@ __all__ = [
     "element_type_of",
     "element_type_of_dtype",
     "is_complex",
+    "is_differentiable",
     "real_element_type",
     "real_type",
     "shape_of",
