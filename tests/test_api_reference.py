@@ -1,7 +1,7 @@
 """The API reference (`docs/reference/`) cannot rot: it builds with warnings as
 errors, shows every public name, runs its examples, gives every transform,
-`td.lax` and `td.nn` function an example, and its coverage tables name real
-functions."""
+`td.lax`, `td.nn` and `td.scipy.special` function an example, and its coverage
+tables name real functions."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ MODULES = (
     "tidu_mlir.numpy",
     "tidu_mlir.lax",
     "tidu_mlir.nn",
+    "tidu_mlir.scipy",
+    "tidu_mlir.scipy.special",
     "tidu_mlir.tree_util",
     "tidu_mlir.eager",
 )
@@ -30,6 +32,7 @@ EXAMPLE_PREFIXES = {
     "tidu_mlir": "td",
     "tidu_mlir.lax": "lax",
     "tidu_mlir.nn": "td.nn",
+    "tidu_mlir.scipy.special": "td.scipy.special",
     "tidu_mlir.tree_util": "tree_util",
 }
 
@@ -121,7 +124,7 @@ def _coverage_lists() -> dict[str, list[str]]:
     return lists
 
 
-@pytest.mark.parametrize("against", ["numpy", "jax.lax", "jax", "jax.nn"])
+@pytest.mark.parametrize("against", ["numpy", "jax.lax", "jax", "jax.nn", "jax.scipy.special"])
 def test_coverage_tables_list_real_names(against: str) -> None:
     names = _coverage_lists()[against]
     library = pytest.importorskip(against)

@@ -137,6 +137,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tidu_mlir.numpy", "tidu_mlir.registry"),
     ("tidu_mlir.lax",),
     ("tidu_mlir.nn",),
+    ("tidu_mlir.scipy",),
     ("tidu_mlir.api", "tidu_mlir.eager", "tidu_mlir.tools"),
     ("tidu_mlir.export",),
     ("tidu_mlir.dask",),

@@ -4,11 +4,12 @@
 (`td.jit`, `td.grad`, ...); `import tidu_mlir.numpy as tnp` the numpy-named
 functions to write traced functions with; `td.lax` the primitive-level
 functions numpy has no name for; `td.nn` the neural-network functions of
-`jax.nn` (`softmax`, `relu`, ...); `td.tree_util` the pytree functions (the
-transforms take and return pytrees of arrays: dicts, lists, tuples,
-namedtuples, registered classes). `td.config` holds the cache bounds and the
-`log_compiles` flag (`td.config.update("compile_cache_size", 64)`),
-`td.clear_caches()` empties every cache.
+`jax.nn` (`softmax`, `relu`, ...); `td.scipy.special` the special functions
+of `jax.scipy.special` (`gammaln`, `logsumexp`, ...); `td.tree_util` the
+pytree functions (the transforms take and return pytrees of arrays: dicts,
+lists, tuples, namedtuples, registered classes). `td.config` holds the cache
+bounds and the `log_compiles` flag (`td.config.update("compile_cache_size",
+64)`), `td.clear_caches()` empties every cache.
 
 The public names are imported on first use (module `__getattr__`), so tools
 that only need the dialects and passes, such as `tidu-opt`, start without
@@ -21,7 +22,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tidu_mlir import config, lax, nn, tree_util
+    from tidu_mlir import config, lax, nn, scipy, tree_util
     from tidu_mlir.api import (
         checkpoint,
         grad,
@@ -62,13 +63,14 @@ __all__ = [
     "lower",
     "nn",
     "saved_residuals",
+    "scipy",
     "tree_util",
     "value_and_grad",
     "vjp",
     "vmap",
 ]
 
-_SUBMODULES = frozenset({"config", "lax", "nn", "tree_util"})
+_SUBMODULES = frozenset({"config", "lax", "nn", "scipy", "tree_util"})
 _DEFINED_ELSEWHERE = {"clear_caches": "tidu_mlir.config", "draw": "tidu_mlir.draw"}
 
 

@@ -47,6 +47,7 @@ from tidu_mlir.tracing import (
     as_traceable_array,
     constant,
     current_trace,
+    innermost_trace,
     trace_function,
 )
 from tidu_mlir.tree_util import (
@@ -441,16 +442,25 @@ def _is_traceable(value: Any) -> bool:
     return True
 
 
-def _with_keywords(args: Sequence[Any], kwargs: dict[str, Any]
+def _with_keywords(args: Sequence[Any], kwargs: dict[str, Any], nums: Sequence[int] = ()
                    ) -> tuple[list[Any], list[str], _Statics | None]:  # fmt: skip
     """The traced arguments of a call that may have keywords (the positional
     ones first, so `argnums` still count them), their labels, and the layout
-    (None without keywords). A keyword argument is traced when its leaves are
-    arrays or numbers and static (hashable, part of the cache key) otherwise."""
-    if not kwargs:
+    (None when all are traced). A keyword argument is traced when its leaves are
+    arrays or numbers and static (hashable, part of the cache key) otherwise.
+    Nested in a trace, a Python number not differentiated (not in `nums`) is
+    static too, as JAX's `grad` closes over it: `arange(n)` works in
+    `jit(grad(f), static_argnums=1)(x, n)`, and the enclosing trace, built once,
+    caches the compilation."""
+    static_positions = frozenset(
+        i
+        for i, value in enumerate(args)
+        if i not in nums and type(value) in (bool, int, float) and innermost_trace() is not None
+    )
+    if not kwargs and not static_positions:
         return list(args), [], None
     static_names = frozenset(name for name, value in kwargs.items() if not _is_traceable(value))
-    return _split_static(args, kwargs, frozenset(), static_names, ())
+    return _split_static(args, kwargs, static_positions, static_names, ())
 
 
 # --------------------------------------------------------------------------
@@ -846,9 +856,11 @@ def _gradient(fn: Callable[..., Any], argnums: int | Sequence[int], has_aux: boo
     through, not differentiated (see `_with_keywords`)."""
     nums = _normalize_argnums(argnums, len(args))
     _check_differentiable(args, nums)
-    dynamic, labels, statics = _with_keywords(args, kwargs)
+    dynamic, labels, statics = _with_keywords(args, kwargs, nums)
     leaves, sig = _flatten_args(dynamic, labels)
-    wrt = sig.leaves_of(nums)
+    positions = list(statics.positions if statics is not None else range(len(args)))
+    dynamic_nums = [positions.index(n) for n in nums]
+    wrt = sig.leaves_of(dynamic_nums)
     with_primal = with_value or has_aux
     derived = _cached(
         fn,
@@ -869,7 +881,7 @@ def _gradient(fn: Callable[..., Any], argnums: int | Sequence[int], has_aux: boo
     flat = _fill(results[count:], flags, [sig.specs[k] for k in wrt], leaves)
     grads: list[Any] = []
     start = 0
-    for n in nums:
+    for n in dynamic_nums:
         size = sig.trees[n].num_leaves
         grads.append(tree_unflatten(sig.trees[n], flat[start : start + size]))
         start += size

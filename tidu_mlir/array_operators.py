@@ -106,11 +106,6 @@ class ArrayOperators:
     def __getitem__(self, index: Any) -> Self:
         return self._functions.getitem(self, index)
 
-    @property
-    def at(self) -> Any:
-        """JAX's functional index updates: `x.at[index].set(values)`, `.add`, ..."""
-        return self._functions.IndexUpdateHelper(self)
-
     # Methods numpy arrays have.
     @property
     def T(self) -> Self:  # noqa: N802 - numpy's name

@@ -4,6 +4,7 @@
     td.config.compile_cache_size                  # 32
     td.config.reset("compile_cache_size")         # back to the environment / default
     td.config.update("log_compiles", True)        # a line per compilation on stderr
+    td.config.update("jax_enable_x64", True)      # accepted for JAX code: always on
     td.clear_caches()                             # drop every cached stage and compiled function
 
 Settings (an `update` overrides the environment variable, which overrides
@@ -131,7 +132,13 @@ def _flag_from_environment(env: str, text: str, default: bool) -> bool:
 
 def update(name: str, value: int) -> None:
     """Set `name` to `value` in this process: an integer >= 0 for a count (the
-    caches it bounds shrink at once), a bool or 0/1 for a flag."""
+    caches it bounds shrink at once), a bool or 0/1 for a flag.
+    `update("jax_enable_x64", True)` is accepted and changes nothing, so JAX
+    code runs unchanged: tidu always has numpy's 64-bit dtypes."""
+    if name == "jax_enable_x64":
+        if value is not True and value != 1:
+            raise ValueError("tidu always enables 64-bit dtypes (numpy's); jax_enable_x64 is True")
+        return
     setting = _setting(name)
     if setting.is_flag:
         if not isinstance(value, int) or value not in (0, 1):

@@ -62,7 +62,7 @@ __all__ = [
     "square", "reciprocal", "sign", "clip", "min", "amin", "amax", "var", "std", "log1p",
     "log2", "log10", "exp2", "sinh", "cosh", "arctan", "arcsin", "arccos", "arcsinh", "arctanh",
     "hypot", "isfinite", "isnan", "isinf", "any", "all", "floor", "ceil", "rint", "trunc",
-    "round", "argmax", "argmin", "cumsum", "cumprod", "argsort", "sort", "take",
+    "round", "argmax", "argmin", "cumsum", "cumprod", "prod", "expm1", "argsort", "sort", "take",
     "take_along_axis", "logaddexp", "outer", "inner", "vdot", "tensordot",
     "kron", "cross",
 ]  # fmt: skip
@@ -651,21 +651,50 @@ def _has_tracer(value: Any) -> bool:
     return isinstance(value, Tracer)
 
 
+class ConstantArray(np.ndarray):
+    """What the constructors (`zeros`, `arange`, `array`, ...) return: a numpy
+    array that also has JAX's `.at` (`tnp.zeros(3).at[i].set(v)`), computed by
+    numpy for concrete indices and values and traced when either is traced."""
+
+    @property
+    def at(self) -> IndexUpdateHelper:
+        """Functional updates: `x.at[index].set(values)`, `.add`, `.multiply`, ..."""
+        return IndexUpdateHelper(self)
+
+    def __repr__(self) -> str:
+        return repr(self.view(np.ndarray))
+
+
+def _with_at(fn: Callable[P, R]) -> Callable[P, R]:
+    """Return numpy results of `fn` as `ConstantArray`s (a view, no copy)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        result = fn(*args, **kwargs)
+        return result.view(ConstantArray) if type(result) is np.ndarray else result  # type: ignore[return-value]
+
+    return wrapper
+
+
+@_with_at
 def zeros(shape: Any, dtype: Any = None) -> np.ndarray:
     """numpy's `zeros` (float64 unless `dtype`): a concrete array, a constant when traced."""
     return np.zeros(shape, dtype=dtype)
 
 
+@_with_at
 def ones(shape: Any, dtype: Any = None) -> np.ndarray:
     """numpy's `ones` (float64 unless `dtype`)."""
     return np.ones(shape, dtype=dtype)
 
 
+@_with_at
 def empty(shape: Any, dtype: Any = None) -> np.ndarray:
     """numpy's `empty`: uninitialized values, as numpy's."""
     return np.empty(shape, dtype=dtype)
 
 
+@_with_at
 def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
     """numpy's `full`; a traced `fill_value` is broadcast (and differentiated)."""
     if not isinstance(fill_value, Tracer):
@@ -685,17 +714,20 @@ def _like(a: Any, dtype: Any, shape: Any) -> tuple[tuple[int, ...], np.dtype]:
     return shape, np.dtype(dtype)
 
 
+@_with_at
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> np.ndarray:
     """Zeros of `a`'s shape and dtype: a concrete array even for a tracer
     (only its shape and dtype are read), so it mixes with traced values."""
     return np.zeros(*_like(a, dtype, shape))
 
 
+@_with_at
 def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> np.ndarray:
     """Ones of `a`'s shape and dtype (concrete, as `zeros_like`)."""
     return np.ones(*_like(a, dtype, shape))
 
 
+@_with_at
 def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> np.ndarray:
     """numpy's `empty_like` on arrays; for a tracer, zeros (a constant must have values)."""
     if not isinstance(a, Tracer):
@@ -703,22 +735,26 @@ def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> np.ndarray:
     return np.zeros(*_like(a, dtype, shape))
 
 
+@_with_at
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:
     """`fill_value` in `a`'s shape and dtype; a traced `fill_value` is broadcast."""
     result_shape, result_dtype = _like(a, dtype, shape)
     return full(result_shape, fill_value, result_dtype)
 
 
+@_with_at
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float) -> np.ndarray:  # noqa: N803
     """numpy's `eye`: ones on the `k`-th diagonal of an N x M matrix."""
     return np.eye(N, M, k, dtype=dtype)
 
 
+@_with_at
 def identity(n: int, dtype: Any = None) -> np.ndarray:
     """numpy's `identity`: the n x n identity matrix."""
     return np.identity(n, dtype=dtype)
 
 
+@_with_at
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> np.ndarray:
     """numpy's `arange`; the bounds must be concrete (they fix the length)."""
     if _has_tracer([start, stop, step]):
@@ -727,6 +763,7 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     return np.arange(start, stop, step, dtype=dtype)
 
 
+@_with_at
 def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: bool = False,
              dtype: Any = None, axis: int = 0) -> Any:  # fmt: skip
     """numpy's `linspace`; traced `start`/`stop` give `start + (stop - start) * t`
@@ -752,6 +789,7 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
     return moveaxis(values, 0, axis)
 
 
+@_with_at
 def array(object: Any, dtype: Any = None) -> Any:  # noqa: A002 - numpy's name
     """numpy's `array`; a (nested) list holding tracers is stacked into one."""
     if not _has_tracer(object):
@@ -763,6 +801,7 @@ def array(object: Any, dtype: Any = None) -> Any:  # noqa: A002 - numpy's name
     return result if dtype is None else astype(result, dtype)
 
 
+@_with_at
 def asarray(a: Any, dtype: Any = None) -> Any:
     """numpy's `asarray`: tracers as they are (cast to `dtype`), lists stacked."""
     if isinstance(a, Tracer):
@@ -940,18 +979,37 @@ def tile(A: Any, reps: Any) -> Tracer:  # noqa: N803 - numpy's name
     return reshape(spread, tuple(r * n for r, n in zip(counts, sizes, strict=True)))
 
 
-@_numpy_when_concrete(np.repeat)
-def repeat(a: Any, repeats: Any, axis: int | None = None) -> Tracer:
-    """Each element `repeats` times (an integer) along `axis` (flattened when None)."""
-    if not isinstance(repeats, int | np.integer):
-        raise TypeError(f"repeat: repeats must be an integer for traced arrays, got {repeats!r}")
-    if repeats < 0:
-        raise ValueError(f"repeat: negative repeats {repeats}")
+def repeat(a: Any, repeats: Any, axis: int | None = None, *,
+           total_repeat_length: int | None = None) -> Any:  # fmt: skip
+    """Each element `repeats` times along `axis` (flattened when None); `repeats`
+    an integer or one per element (concrete). JAX's `total_repeat_length` cuts
+    the result to that length or pads it with the last element."""
+    if isinstance(repeats, Tracer):
+        raise TypeError("repeat: repeats must be concrete (they fix the result's length)")
+    counts = np.asarray(repeats)
+    if counts.dtype.kind not in "iu" or np.any(counts < 0):
+        raise ValueError(f"repeat: repeats must be non-negative integers, got {repeats!r}")
     x = ravel(a) if axis is None else a
-    (position,) = _axis_list(0 if axis is None else axis, x.ndim)
+    (position,) = _axis_list(0 if axis is None else axis, np.ndim(x))
+    if not isinstance(x, Tracer):
+        x = np.asarray(x)
+    if counts.ndim == 0 and total_repeat_length is None and isinstance(x, Tracer):
+        return _repeat_each(x, int(counts), position)
+    positions = np.repeat(np.arange(np.shape(x)[position]), counts)
+    if total_repeat_length is not None:
+        pad = builtins.max(total_repeat_length - positions.size, 0)
+        last = positions[-1:] if positions.size else np.zeros(1, np.int64)
+        positions = np.concatenate([positions[:total_repeat_length], np.repeat(last, pad)])
+    if not isinstance(x, Tracer):
+        return np.take(x, positions, axis=position).view(ConstantArray)
+    return take(x, positions.astype(np.int64), axis=position)
+
+
+def _repeat_each(x: Tracer, count: int, position: int) -> Tracer:
+    """Every element `count` times along `position`, by one broadcast."""
     expanded = expand_dims(x, position + 1)
-    target = (*x.shape[: position + 1], int(repeats), *x.shape[position + 1 :])
-    merged = (*x.shape[:position], x.shape[position] * int(repeats), *x.shape[position + 1 :])
+    target = (*x.shape[: position + 1], count, *x.shape[position + 1 :])
+    merged = (*x.shape[:position], x.shape[position] * count, *x.shape[position + 1 :])
     return reshape(broadcast_to(expanded, target), merged)
 
 
@@ -1140,6 +1198,23 @@ def log1p(x: Any) -> Tracer:
     """log(1 + x), accurate for small x (`_log1p`). Real arrays only."""
     _real_only("log1p", x)
     return _log1p(_float(x))
+
+
+def _expm1_series(v: Tracer) -> Tracer:
+    """exp(v) - 1 for |v| <= 0.1 by Taylor's series to v^10/10! (error < 1e-17 |v|)."""
+    term, total = v, v
+    for k in range(2, 11):
+        term = term * v / k
+        total = total + term
+    return total
+
+
+@_numpy_when_concrete(np.expm1)
+def expm1(x: Any) -> Tracer:
+    """exp(x) - 1, accurate for small x (a series below 0.1). Real arrays only."""
+    _real_only("expm1", x)
+    return _safe_where(less(abs(x := _float(x)), 0.1), _expm1_series,
+                       lambda v: exp(v) - 1.0, x, 0.0, 1.0)  # fmt: skip
 
 
 @_numpy_when_concrete(np.log2)
@@ -1588,6 +1663,30 @@ def _scanned(combine: Callable[[Any, Any], Tracer], identity: Any, a: Tracer,
     return result
 
 
+@_numpy_when_concrete(np.prod)
+def prod(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tracer:
+    """The product over `axis` (all axes when None): pairwise products of
+    halves, log2(n) multiplications deep (exact with zeros, differentiable)."""
+    a = astype(a, _accumulated_dtype(a, dtype))
+    axes = _normalize_axes(axis, a.ndim)
+    kept = [i for i in range(a.ndim) if i not in axes]
+    count = math.prod(a.shape[i] for i in axes)
+    x = reshape(transpose(a, kept + list(axes)), (*(a.shape[i] for i in kept), count))
+    width = 1 << builtins.max(count - 1, 0).bit_length()  # a power of two >= count
+    if width > count:
+        ones = np.ones((*x.shape[:-1], width - count), dtype=x.dtype)
+        x = concatenate([x, ones], axis=-1)
+    while width > 1:
+        width //= 2
+        x = multiply(
+            _take_along(x, x.ndim - 1, 0, width), _take_along(x, x.ndim - 1, width, 2 * width)
+        )
+    result = reshape(x, x.shape[:-1])
+    if keepdims:
+        result = reshape(result, tuple(1 if i in axes else n for i, n in enumerate(a.shape)))
+    return result
+
+
 @_numpy_when_concrete(np.cumprod)
 def cumprod(a: Any, axis: Any = None, dtype: Any = None) -> Tracer:
     """Running products along `axis` (of the flattened array when None)."""
@@ -1817,13 +1916,13 @@ def _strides(shape: Sequence[int]) -> list[int]:
 
 
 class IndexUpdateHelper:
-    """`x.at`: JAX's functional updates of a traced array, `x.at[index].set(v)`
-    (also `add`, `multiply`/`mul`, `min`, `max`, `get`). The index is anything
-    `x[index]` accepts."""
+    """`x.at`: JAX's functional updates, `x.at[index].set(v)` (also `add`,
+    `multiply`/`mul`, `min`, `max`, `get`) of a traced array or of a
+    constructor's `ConstantArray`. The index is anything `x[index]` accepts."""
 
     __slots__ = ("array",)
 
-    def __init__(self, array: Tracer) -> None:
+    def __init__(self, array: Tracer | np.ndarray) -> None:
         self.array = array
 
     def __getitem__(self, index: Any) -> IndexUpdateRef:
@@ -1831,62 +1930,80 @@ class IndexUpdateHelper:
 
 
 class IndexUpdateRef:
-    """The elements `x[index]`, to be replaced, added to, ... (see `IndexUpdateHelper`)."""
+    """The elements `x[index]`, to be replaced, added to, ... (see
+    `IndexUpdateHelper`): traced when the array, the index or the values are,
+    else computed by numpy into a new array."""
 
     __slots__ = ("array", "index")
 
-    def __init__(self, array: Tracer, index: Any) -> None:
+    def __init__(self, array: Tracer | np.ndarray, index: Any) -> None:
         self.array, self.index = array, index
 
-    def get(self) -> Tracer:
+    def get(self) -> Any:
         """`x[index]`."""
-        return getitem(self.array, self.index)
+        trace = self._trace()
+        if trace is None:
+            return np.asarray(self.array)[self.index]
+        return getitem(as_tracer(trace, self.array), self.index)
 
-    def set(self, values: Any) -> Tracer:
+    def set(self, values: Any) -> Any:
         """`x` with `x[index] = values` (for a repeated index the last value wins)."""
         return self._scatter(prim.ScatterOp, values)
 
-    def add(self, values: Any) -> Tracer:
+    def add(self, values: Any) -> Any:
         """`x` with `values` added at `index` (repeated indices add up)."""
         return self._scatter(prim.ScatterAddOp, values)
 
-    def multiply(self, values: Any) -> Tracer:
+    def multiply(self, values: Any) -> Any:
         """`x` with `x[index] *= values` (a static index without repeats)."""
         return self._combine(multiply, values, "multiply")
 
     mul = multiply
 
-    def min(self, values: Any) -> Tracer:
+    def min(self, values: Any) -> Any:
         """`x` with `x[index] = minimum(x[index], values)` (static index, no repeats)."""
         return self._combine(minimum, values, "min")
 
-    def max(self, values: Any) -> Tracer:
+    def max(self, values: Any) -> Any:
         """`x` with `x[index] = maximum(x[index], values)` (static index, no repeats)."""
         return self._combine(maximum, values, "max")
 
-    def _positions(self) -> Any:
+    def _trace(self, values: Any = None) -> Trace | None:
+        items = self.index if isinstance(self.index, tuple) else (self.index,)
+        return _find_trace((self.array, values, *items))
+
+    def _positions(self, trace: Trace) -> Any:
         """The flat positions `index` selects: numpy's own indexing of
         `arange(size)` when the index is concrete, else a traced gather."""
-        x = self.array
-        flat = np.arange(x.size, dtype=np.int64).reshape(x.shape)
+        flat = np.arange(np.size(self.array), dtype=np.int64).reshape(np.shape(self.array))
         items = self.index if isinstance(self.index, tuple) else (self.index,)
         if builtins.any(isinstance(i, Tracer) for i in items):
-            return getitem(as_tracer(x.trace, flat), self.index)
+            return getitem(as_tracer(trace, flat), self.index)
         return flat[self.index]
 
-    def _scatter(self, op_class: type[prim.ScatterOp | prim.ScatterAddOp], values: Any) -> Tracer:
-        x = self.array
-        positions = self._positions()
-        trace = x.trace
+    def _scatter(self, op_class: type[prim.ScatterOp | prim.ScatterAddOp], values: Any) -> Any:
+        trace = self._trace(values)
+        if trace is None:
+            result = np.array(self.array)
+            if op_class is prim.ScatterOp:
+                result[self.index] = values
+            else:
+                np.add.at(result, self.index, values)
+            return result.view(ConstantArray)
+        x = as_tracer(trace, self.array)
+        positions = self._positions(trace)
         updates = _broadcast(_as_tracer(trace, values, x.dtype), tuple(np.shape(positions)))
-        index = _index_tracer(trace, np.ravel(positions) if not isinstance(positions, Tracer)
-                              else ravel(positions), x.size, 0)  # fmt: skip
+        flat = ravel(positions) if isinstance(positions, Tracer) else np.ravel(positions)
+        index = _index_tracer(trace, flat, x.size, 0)
         result = emit(trace, op_class(ravel(x).value, index.value, ravel(updates).value, 0))
         return reshape(result, x.shape)
 
-    def _combine(self, fn: Callable[[Any, Any], Tracer], values: Any, what: str) -> Tracer:
-        positions = self._positions()
-        if isinstance(positions, Tracer) or len(np.unique(positions)) != np.size(positions):
+    def _combine(self, fn: Callable[[Any, Any], Any], values: Any, what: str) -> Any:
+        trace = self._trace(values)
+        positions = self._positions(trace) if trace is not None else None
+        if isinstance(positions, Tracer) or (
+            positions is not None and len(np.unique(positions)) != np.size(positions)
+        ):
             raise NotImplementedError(
                 f".at[...].{what} needs a static index without repeated positions "
                 "(use .at[...].add, or .set with the combined values)"

@@ -223,6 +223,11 @@ class Tracer(ArrayOperators):
         self.trace = trace
 
     @property
+    def at(self) -> Any:
+        """JAX's functional index updates: `x.at[index].set(values)`, `.add`, ..."""
+        return self._functions.IndexUpdateHelper(self)
+
+    @property
     def tensor_type(self) -> TensorType:
         t = self.value.type
         assert isinstance(t, TensorType)

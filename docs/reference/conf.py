@@ -12,10 +12,11 @@ directives do it:
   borrowed from a type (a `functools.partial`'s), gets the `:undocumented:`
   text instead (`{name}` filled in).
 * `tidu-coverage MODULE`: a table of which names of a reference library
-  (numpy, `jax.lax`, `jax`, `jax.nn`) `MODULE` has. Content lines are
-  `group: name name=elsewhere ...`: a name of `MODULE.__all__` is "in", one
-  given `=elsewhere` (for instance `sub=tnp.subtract`) is covered by another
-  tidu name, the rest are "not yet". Public names in no group get a row.
+  (numpy, `jax.lax`, `jax`, `jax.nn`, `jax.scipy.special`) `MODULE` has.
+  Content lines are `group: name name=elsewhere ...`: a name of
+  `MODULE.__all__` is "in", one given `=elsewhere` (for instance
+  `sub=tnp.subtract`) is covered by another tidu name, the rest are "not
+  yet". Public names in no group get a row.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ ALIASES = {
     "tnp": "tidu_mlir.numpy",
     "td.lax": "tidu_mlir.lax",
     "td.nn": "tidu_mlir.nn",
+    "td.scipy.special": "tidu_mlir.scipy.special",
 }
 """The short module names a coverage table's `=elsewhere` may use."""
 

@@ -1069,17 +1069,19 @@ def op_unary_math(b: Builder) -> bool:
     if v is None:
         return False
     name = b.choose(["square", "reciprocal", "sinh", "cosh", "arctan", "arcsinh", "log2",
-                     "log10", "exp2", "arcsin", "arccos", "arctanh", "log1p"])  # fmt: skip
+                     "log10", "exp2", "arcsin", "arccos", "arctanh", "log1p", "expm1"])  # fmt: skip
     if name in ("reciprocal", "log2", "log10"):
         expr, safe = b.positive(v)
         fn = {"reciprocal": lambda t: 1.0 / t, "log2": math.log2, "log10": math.log10}[name]
         b.emit(_call(name, expr), v.dims, v.dtype, safe.re.mapped(fn))
         return True
-    limit = {"sinh": 3.0, "cosh": 3.0, "exp2": 3.0, "arcsin": 0.5, "arccos": 0.5}.get(name, 0.5)
+    limit = {"sinh": 3.0, "cosh": 3.0, "exp2": 3.0, "expm1": 3.0, "arcsin": 0.5,
+             "arccos": 0.5}.get(name, 0.5)  # fmt: skip
     expr, small = b.shrunk(v, LIMIT if name in ("square", "arctan", "arcsinh") else limit)
     fn = {"square": lambda t: t * t, "sinh": math.sinh, "cosh": math.cosh, "arctan": math.atan,
           "arcsinh": math.asinh, "exp2": lambda t: 2.0**t, "arcsin": math.asin,
-          "arccos": math.acos, "arctanh": math.atanh, "log1p": math.log1p}[name]  # fmt: skip
+          "arccos": math.acos, "arctanh": math.atanh, "log1p": math.log1p,
+          "expm1": math.expm1}[name]  # fmt: skip
     if name in ("square", "cosh"):  # not monotonic: 0 (or 1) to the larger end
         top = max(fn(small.re.lo), fn(small.re.hi))
         re = Bounds(0.0 if name == "square" else 1.0, top)
@@ -1158,11 +1160,18 @@ def op_sort_take(b: Builder) -> bool:
 
 
 def op_cumulative(b: Builder) -> bool:
-    """`cumsum` or `cumprod` along an axis or of the flattened array."""
+    """`cumsum` or `cumprod` along an axis or of the flattened array, or `prod`
+    over all of it."""
     v = b.pick(lambda v: _real(v) and len(v.dims) > 0)
     if v is None:
         return False
-    name = b.choose(["cumsum", "cumprod"])
+    name = b.choose(["cumsum", "cumprod", "prod"])
+    if name == "prod":
+        if v.size > 6:
+            return False
+        bound = max(v.re.magnitude, 1.0) ** v.size
+        b.emit(_call("prod", v.name), (), v.dtype, Bounds.symmetric(bound))
+        return True
     ndim = len(v.dims)
     axis = b.choose([None, b.draw(st.integers(-ndim, ndim - 1))])
     count = v.size if axis is None else v.dims[axis]

@@ -1,0 +1,200 @@
+"""GradBench's evals written as its JAX tool writes them (the same library calls:
+`vmap`, `lax.scan`, `.at[].set`, `repeat(total_repeat_length=)`, `jvp` of a
+`grad`, `jax.scipy.special`), once, over the names `jnp`, `jax` and `special`.
+
+`evals(jax.numpy, jax, jax.scipy.special)` is the JAX program and
+`evals(tidu_mlir.numpy, tidu_mlir, tidu_mlir.scipy.special)` the same text with
+only those names bound to tidu: what the tests compare. Each entry maps an
+eval's function name to a function of GradBench's input dictionary.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+Eval = dict[str, Callable[[dict[str, Any]], Any]]
+
+
+def evals(jnp: Any, jax: Any, special: Any) -> dict[str, Eval]:
+    """Every eval's functions over the given numpy, transforms and special modules."""
+    jax.config.update("jax_enable_x64", True)
+
+    # lse: a stable log-sum-exp and its gradient.
+    def logsumexp(x: Any) -> Any:
+        top = jnp.max(x)
+        return jnp.log(jnp.sum(jnp.exp(x - top))) + top
+
+    lse = {
+        "primal": lambda i: jax.jit(logsumexp)(np.asarray(i["x"], np.float64)),
+        "gradient": lambda i: jax.jit(jax.grad(logsumexp))(np.asarray(i["x"], np.float64)),
+    }
+
+    # llsq: linear least squares of a polynomial fit, per sample point by vmap.
+    def llsq_value(x: Any, n: int) -> Any:
+        m = x.shape[0]
+
+        def residual(i: Any) -> Any:
+            t = -1.0 + (i * 2.0) / (n - 1.0)
+            powers = jnp.cumprod(jnp.full(m, t).at[0].set(1))
+            return (jnp.sign(t) + jnp.sum(-x * powers)) ** 2
+
+        return jnp.sum(jax.vmap(residual)(jnp.arange(n))) / 2.0
+
+    llsq_primal = partial(jax.jit, static_argnums=[1])(llsq_value)
+    llsq_gradient = partial(jax.jit, static_argnums=[1])(
+        lambda x, n: jax.grad(llsq_value, argnums=0)(x, n)
+    )
+    llsq = {
+        "primal": lambda i: llsq_primal(np.asarray(i["x"], np.float64), i["n"]),
+        "gradient": lambda i: llsq_gradient(np.asarray(i["x"], np.float64), i["n"]),
+    }
+
+    # kmeans: the cost and one Newton direction (a jvp of the gradient).
+    def kmeans_cost(points: Any, centers: Any) -> Any:
+        point_norms = jnp.sum(points**2, 1)[None, :]
+        center_norms = jnp.sum(centers**2, 1)[:, None]
+        cross = jnp.matmul(points, centers.T).T
+        return jnp.min(point_norms + center_norms - 2 * cross, axis=0).sum()
+
+    def kmeans_direction(points: Any, centers: Any) -> Any:
+        gradient = jax.grad(lambda c: kmeans_cost(points, c))
+        d, curvature = jax.jvp(gradient, [centers], [jnp.ones(shape=centers.shape)])
+        return d / curvature
+
+    def kmeans_args(i: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+        return np.asarray(i["points"], np.float64), np.asarray(i["centroids"], np.float64)
+
+    kmeans = {
+        "cost": lambda i: jax.jit(kmeans_cost)(*kmeans_args(i)),
+        "dir": lambda i: jax.jit(kmeans_direction)(*kmeans_args(i)),
+    }
+
+    # ode: fourth-order Runge-Kutta over a scan, the right-hand side by vmap.
+    def ode_value(x: Any, s: int) -> Any:
+        def rhs(y: Any) -> Any:
+            def component(i: Any, xi: Any, previous: Any) -> Any:
+                return jnp.where(i == 0, xi, xi * previous)
+
+            return jax.vmap(component)(jnp.arange(x.shape[0]), x, jnp.roll(y, shift=1))
+
+        h = 2.0 / s
+
+        def step(y: Any, _: Any) -> tuple[Any, Any]:
+            k1 = rhs(y)
+            k2 = rhs(y + h / 2 * k1)
+            k3 = rhs(y + h / 2 * k2)
+            k4 = rhs(y + h * k3)
+            y_next = y + h / 6 * (k1 + (2 * k2 + 2 * k3 + k4))
+            return y_next, y_next
+
+        _, trajectory = jax.lax.scan(step, jnp.zeros_like(x), None, length=s)
+        return trajectory[-1]
+
+    ode_primal = partial(jax.jit, static_argnums=[1])(ode_value)
+    ode_gradient = partial(jax.jit, static_argnums=[1])(
+        lambda x, s: jax.grad(lambda v: ode_value(v, s)[-1])(x)
+    )
+    ode = {
+        "primal": lambda i: ode_primal(np.asarray(i["x"], np.float64), i["s"]),
+        "gradient": lambda i: ode_gradient(np.asarray(i["x"], np.float64), i["s"]),
+    }
+
+    # gmm: the log-likelihood of a Gaussian mixture with a Wishart prior.
+    def wishart_prior(*, k: int, p: int, gamma: Any, m: Any, sum_qs: Any, q_diags: Any,
+                      l: Any) -> Any:  # noqa: E741 - GradBench's name  # fmt: skip
+        dof = p + m + 1
+        out = jnp.sum(
+            0.5 * gamma * gamma * (jnp.sum(q_diags**2, axis=1) + jnp.sum(l**2, axis=1)) - m * sum_qs
+        )
+        c = dof * p * jnp.log(gamma / math.sqrt(2))
+        return -out + k * (c - special.multigammaln(0.5 * dof, p))
+
+    def gmm_value(*, d: int, k: int, n: Any, x: Any, m: Any, gamma: Any, alpha: Any, mu: Any,
+                  q: Any, l: Any) -> Any:  # noqa: E741 - GradBench's name  # fmt: skip
+        q_diags = jnp.exp(q)
+        sum_qs = jnp.sum(q, axis=1)
+        cols = jnp.repeat(
+            jnp.arange(d - 1), jnp.arange(d - 1, 0, -1), total_repeat_length=d * (d - 1) // 2
+        )
+        rows = jnp.concatenate([jnp.arange(c + 1, d) for c in range(d - 1)])
+        ls = jnp.zeros((k, d, d), dtype=l.dtype).at[:, rows, cols].set(l)
+        centered = x[:, None, :] - mu[None, ...]
+        transformed = q_diags * centered + jnp.einsum("ijk,mik->mij", ls, centered)
+        inner = alpha + sum_qs - 0.5 * jnp.sum(transformed**2, axis=2)
+        constant = -n * d * 0.5 * math.log(2 * math.pi)
+        return (
+            constant
+            + jnp.sum(special.logsumexp(inner, axis=1))
+            - n * special.logsumexp(alpha, axis=0)
+            + wishart_prior(k=k, p=d, gamma=gamma, m=m, sum_qs=sum_qs, q_diags=q_diags, l=l)
+        )
+
+    gmm_objective = partial(jax.jit, static_argnames=["d", "k"])(
+        lambda independent, **fixed: gmm_value(**fixed, **independent)
+    )
+    gmm_jacobian = partial(jax.jit, static_argnames=["d", "k"])(
+        lambda independent, **fixed: jax.grad(lambda ind: gmm_value(**fixed, **ind))(independent)
+    )
+
+    def gmm_args(i: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        fixed = {"d": i["d"], "k": i["k"], "n": i["n"], "x": np.asarray(i["x"]), "m": i["m"],
+                 "gamma": i["gamma"]}  # fmt: skip
+        independent = {name: np.asarray(i[name]) for name in ("alpha", "mu", "q", "l")}
+        return fixed, independent
+
+    def gmm_run(fn: Callable[..., Any], i: dict[str, Any]) -> Any:
+        fixed, independent = gmm_args(i)
+        return fn(independent, **fixed)
+
+    gmm = {
+        "objective": partial(gmm_run, gmm_objective),
+        "jacobian": partial(gmm_run, gmm_jacobian),
+    }
+    return {"lse": lse, "llsq": llsq, "kmeans": kmeans, "ode": ode, "gmm": gmm}
+
+
+# --------------------------------------------------------------------------
+# Inputs, drawn as GradBench's eval scripts draw them (seed 31337)
+# --------------------------------------------------------------------------
+
+
+def lse_input(n: int) -> dict[str, Any]:
+    np.random.seed(31337)
+    return {"x": np.random.rand(n).tolist()}
+
+
+def llsq_input(n: int, m: int) -> dict[str, Any]:
+    np.random.seed(31337)
+    return {"x": np.random.rand(m).tolist(), "n": n}
+
+
+def kmeans_input(k: int, n: int, d: int) -> dict[str, Any]:
+    np.random.seed(31337)
+    points = np.random.rand(n, d).tolist()
+    return {"points": points, "centroids": points[-k:]}
+
+
+def ode_input(n: int, s: int) -> dict[str, Any]:
+    np.random.seed(31337)
+    return {"x": np.random.rand(n).tolist(), "s": s}
+
+
+def gmm_input(d: int, k: int, n: int, m: int = 0, gamma: float = 1.0) -> dict[str, Any]:
+    rng = np.random.default_rng(seed=31337)
+    return {
+        "d": d,
+        "k": k,
+        "n": n,
+        "x": [list(rng.normal(size=d)) for _ in range(n)],
+        "m": m,
+        "gamma": gamma,
+        "alpha": list(rng.normal(size=k)),
+        "mu": [list(rng.uniform(size=d)) for _ in range(k)],
+        "q": [list(rng.normal(size=d)) for _ in range(k)],
+        "l": [list(rng.normal(size=d * (d - 1) // 2)) for _ in range(k)],
+    }
