@@ -84,18 +84,18 @@ def scan(
 def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any) -> Any:
     """`jax.lax.fori_loop`: `val = body_fun(i, val)` for `i` in
     `range(lower, upper)`. With Python int bounds, a `scan` carrying the index
-    (every transform goes through it); with a traced bound (a 0-d real
-    array), a `while_loop` on the index, as in JAX (forward mode only). The
-    index is a 0-d float64 array, so that a float32 carry times the index
-    stays float32 under numpy's promotion."""
+    (every transform goes through it); with a traced bound (a 0-d integer or
+    real array), a `while_loop` on the index, as in JAX (forward mode only).
+    The index is a weakly typed 0-d int64 array (JAX's weak int32): `x[i]`
+    indexes, and a float32 carry times `i` stays float32."""
     if isinstance(lower, Tracer) or isinstance(upper, Tracer):
         return _traced_bounds_loop(lower, upper, body_fun, init_val)
 
     def step(carry: tuple[Any, Any], _: None) -> tuple[tuple[Any, Any], None]:
-        index, value = carry
-        return (index + 1.0, body_fun(index, value)), None
+        index = _weakly_typed(carry[0])
+        return (index + 1, body_fun(index, carry[1])), None
 
-    start = np.float64(int(lower))
+    start = np.int64(int(lower))
     (_, final), _ = scan(step, (start, init_val), None, length=max(int(upper) - int(lower), 0))
     return final
 
@@ -105,19 +105,28 @@ def _traced_bounds_loop(
 ) -> Any:
     """`fori_loop` with a traced bound: a while loop carrying the index."""
     for bound in (lower, upper):
-        if isinstance(bound, Tracer) and (bound.shape or bound.dtype.kind != "f"):
+        if isinstance(bound, Tracer) and (bound.shape or bound.dtype.kind not in "if"):
             raise TypeError(
-                f"fori_loop bounds must be ints or 0-d real arrays, got shape {bound.shape} "
-                f"and dtype {bound.dtype}"
+                f"fori_loop bounds must be ints or 0-d integer or real arrays, got shape "
+                f"{bound.shape} and dtype {bound.dtype}"
             )
+    integral = all(not isinstance(b, Tracer) or b.dtype.kind == "i" for b in (lower, upper))
 
     def step(state: tuple[Any, Any]) -> tuple[Any, Any]:
-        index, value = state
-        return index + 1.0, body_fun(index, value)
+        index = _weakly_typed(state[0])
+        return index + 1, body_fun(index, state[1])
 
-    start = lower * 1.0 if isinstance(lower, Tracer) else np.float64(lower)
+    if isinstance(lower, Tracer):
+        start = lower if integral else lower * 1.0
+    else:
+        start = np.int64(lower) if integral else np.float64(lower)
     _, final = while_loop(lambda state: state[0] < upper, step, (start, init_val))
     return final
+
+
+def _weakly_typed(index: Tracer) -> Tracer:
+    """The loop index as a weak tracer (it promotes like a Python number)."""
+    return Tracer(index.value, index.trace, weak=True)
 
 
 def while_loop(

@@ -108,8 +108,11 @@ def _find_trace(args: Sequence[Any]) -> Trace | None:
 
 
 def _weak_dtype(value: Any) -> Any:
-    """What np.result_type should see: dtypes of arrays, Python scalars as they are."""
+    """What np.result_type should see: dtypes of arrays, Python scalars as they
+    are, and a weak tracer as a Python number of its kind."""
     if isinstance(value, Tracer):
+        if value.weak:
+            return {"b": False, "i": 0, "f": 0.0}.get(value.dtype.kind, 0j)
         return value.dtype
     if isinstance(value, bool | int | float | complex):
         return value
@@ -178,11 +181,19 @@ def _broadcast_all(trace: Trace, values: Sequence[Any], dtype: np.dtype | None) 
     return [_broadcast(_as_tracer(trace, v, dtype), common) for v in values]
 
 
+def _is_weak(value: Any) -> bool:
+    """A Python number or a weak tracer (see `Tracer.weak`)."""
+    return isinstance(value, bool | int | float | complex) or getattr(value, "weak", False)
+
+
 def _binary(op_class: type[prim.ElementwiseBinaryOp], lhs: Any, rhs: Any) -> Tracer:
+    """`op_class` on the promoted, broadcast operands; weak if both are."""
     trace = _find_trace((lhs, rhs))
     assert trace is not None
     a, b = _broadcast_all(trace, (lhs, rhs), _dtype_for(op_class.KIND, lhs, rhs))
-    return emit(trace, op_class(a.value, b.value))
+    result = emit(trace, op_class(a.value, b.value))
+    result.weak = _is_weak(lhs) and _is_weak(rhs)
+    return result
 
 
 def _real_only(name: str, *values: Any) -> None:
@@ -247,7 +258,9 @@ def power(x: Any, y: Any) -> Tracer:
 def _unary(op_class: type[prim.ElementwiseUnaryOp], x: Tracer) -> Tracer:
     trace = x.trace
     tracer = _as_tracer(trace, x, _dtype_for(op_class.KIND, x))
-    return emit(trace, op_class(tracer.value))
+    result = emit(trace, op_class(tracer.value))
+    result.weak = x.weak
+    return result
 
 
 @_numpy_when_concrete(prim.NegOp.reference)
@@ -1867,6 +1880,9 @@ def getitem(x: Tracer, index: Any) -> Tracer:
     items = _expanded_items(x, index)
     if not builtins.any(_is_array_index(i) for i in items):
         return _basic_getitem(x, items)
+    trace = _find_trace((x, *items))  # an index may come from an inner trace (a loop body)
+    assert trace is not None
+    x = trace.adopt(x)
     # Advanced indexing: static integers count as (0-d) index arrays too.
     basic: list[Any] = []
     arrays: list[tuple[Any, int]] = []  # (index, axis of x)

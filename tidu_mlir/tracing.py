@@ -214,13 +214,17 @@ def _active(trace: Trace) -> Iterator[None]:
 
 class Tracer(ArrayOperators):
     """An abstract array inside a trace: an SSA value with numpy's operators
-    (implemented by `tidu_mlir.numpy`, which binds itself to this class)."""
+    (implemented by `tidu_mlir.numpy`, which binds itself to this class).
 
-    __slots__ = ("value", "trace")
+    A `weak` tracer promotes like a Python number (JAX's weak types): the
+    integer index of `fori_loop` times a float32 array stays float32."""
 
-    def __init__(self, value: SSAValue, trace: Trace):
+    __slots__ = ("value", "trace", "weak")
+
+    def __init__(self, value: SSAValue, trace: Trace, weak: bool = False):
         self.value = value
         self.trace = trace
+        self.weak = weak
 
     @property
     def at(self) -> Any:

@@ -219,7 +219,7 @@ def test_bad_carries_are_named() -> None:
         td.jit(lambda v: lax.scan(lambda c, x: (c, x), v, np.ones((4, 3)), length=5))(x)
     with pytest.raises(ValueError, match="give xs or length"):
         lax.scan(lambda c, _: (c, None), x, None)
-    with pytest.raises(TypeError, match="fori_loop bounds must be ints or 0-d real arrays"):
+    with pytest.raises(TypeError, match="fori_loop bounds must be ints or 0-d integer or real"):
         td.jit(lambda v: lax.fori_loop(0, v, lambda i, c: c, v))(x)
 
 
@@ -450,3 +450,20 @@ def test_while_loop_past_max_steps_is_nan_not_a_truncated_result() -> None:
     assert np.isnan(td.jit(lambda a: bounded_root(a, 3))(np.float64(7.0)))
     assert np.isnan(td.grad(lambda a: bounded_root(a, 3))(np.float64(7.0)))
     assert float(td.jit(bounded_root)(np.float64(7.0))) == pytest.approx(np.sqrt(7.0))
+
+
+def test_fori_loop_index_is_a_weak_integer() -> None:
+    """The index indexes (`x[i]`, `.at[i]`) and promotes like a Python int: a
+    float32 carry times `i` stays float32, as with JAX's weak int32."""
+    xs = np.arange(1.0, 6.0, dtype=np.float32)
+    total = td.jit(lambda v: lax.fori_loop(0, 5, lambda i, acc: acc + v[i] * i, np.float32(0)))(xs)
+    assert total.dtype == np.float32 and total == np.sum(xs * np.arange(5))
+    filled = td.jit(lambda v: lax.fori_loop(1, 4, lambda i, c: c.at[i].set(i * 0.5), v))(xs)
+    np.testing.assert_array_equal(filled, [1.0, 0.5, 1.0, 1.5, 5.0])
+    assert filled.dtype == np.float32
+    g = td.grad(lambda v: lax.fori_loop(0, 5, lambda i, acc: acc + v[i] ** 2 * i, 0.0))(
+        np.arange(5.0)
+    )
+    np.testing.assert_array_equal(g, 2 * np.arange(5.0) * np.arange(5))
+    powers = td.jit(lambda n, x: lax.fori_loop(0, n, lambda i, acc: acc * x, x * 0.0 + 1.0))
+    assert powers(np.int64(3), np.array(2.0)) == 8.0 == powers(np.float64(3), np.array(2.0))

@@ -1,0 +1,85 @@
+"""GradBench's evals (tests/gradbench/evals.py, the JAX program with only the
+names bound to tidu) timed against JAX in one run.
+
+    python bench/bench_gradbench.py [--repeat 5] [--large]
+
+For each eval function and input size: the first call (trace, derive and
+compile, then run) and the best of `--repeat` later calls, for tidu and for
+`jax.jit`; ratios ours/JAX. Sizes are GradBench's smallest by default and
+its larger ones with `--large` (ode n=10000 s=100, gmm d=20 k=25, ...). The
+persistent compilation cache is off (`disk_cache.set_cache_dir(None)`), so
+first calls compile.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench_api import best_time, jax, jnp
+from progress import progress
+
+import tidu_mlir as td
+import tidu_mlir.numpy as tnp
+import tidu_mlir.scipy.special as td_special
+from tidu_mlir.lowering import disk_cache
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from gradbench import evals as gradbench  # noqa: E402  # pyright: ignore[reportMissingImports]
+
+SMALL = [
+    ("lse", "gradient", lambda: gradbench.lse_input(2500)),
+    ("llsq", "gradient", lambda: gradbench.llsq_input(16, 128)),
+    ("kmeans", "dir", lambda: gradbench.kmeans_input(10, 1000, 8)),
+    ("ode", "gradient", lambda: gradbench.ode_input(1000, 10)),
+    ("gmm", "jacobian", lambda: gradbench.gmm_input(2, 5, 1000)),
+]
+LARGE = [
+    ("lse", "gradient", lambda: gradbench.lse_input(1280000)),
+    ("llsq", "gradient", lambda: gradbench.llsq_input(1024, 128)),
+    ("kmeans", "dir", lambda: gradbench.kmeans_input(100, 10000, 16)),
+    ("ode", "gradient", lambda: gradbench.ode_input(10000, 100)),
+    ("gmm", "jacobian", lambda: gradbench.gmm_input(20, 25, 1000)),
+]
+
+
+def timings(evaluation: dict[str, Callable[[Any], Any]], function: str, data: dict[str, Any],
+            repeat: int) -> tuple[float, float]:  # fmt: skip
+    """(first call, best later call) of one eval function, its input prepared first."""
+    prepared = evaluation["prepare"](data)
+    start = time.perf_counter()
+    result = evaluation[function](prepared)
+    if jax is not None:
+        jax.block_until_ready(result)
+    first = time.perf_counter() - start
+    return first, best_time(lambda: evaluation[function](prepared), repeat)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="GradBench's evals, tidu against JAX")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--large", action="store_true")
+    args = parser.parse_args()
+    disk_cache.set_cache_dir(None)  # first calls compile
+    ours = gradbench.evals(tnp, td, td_special)
+    theirs = gradbench.evals(jnp, jax, jax.scipy.special) if jax is not None else None
+    print(f"{'eval':28s} {'first ours':>10s} {'first JAX':>10s} {'run ours':>10s} "
+          f"{'run JAX':>10s} {'ratio':>6s}")  # fmt: skip
+    for name, function, make_input in progress(LARGE if args.large else SMALL, "gradbench"):
+        data = make_input()
+        sizes = ", ".join(f"{k}={v}" for k, v in data.items() if isinstance(v, int))
+        label = f"{name}.{function} ({sizes or len(data.get('x', ''))})"
+        row = [*timings(ours[name], function, data, args.repeat), float("nan"), float("nan")]
+        if theirs is not None:
+            row[2:] = timings(theirs[name], function, data, args.repeat)
+        row = [row[0], row[2], row[1], row[3]]
+        print(f"{label:28s} {row[0]:10.3f} {row[1]:10.3f} {row[2] * 1e3:8.2f}ms "
+              f"{row[3] * 1e3:8.2f}ms {row[2] / row[3]:6.2f}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
