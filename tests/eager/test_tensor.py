@@ -252,8 +252,22 @@ def test_backward_errors() -> None:
         (x * 2.0).backward(np.ones(3))
     with pytest.raises(TypeError, match="only float and complex tensors can require grad"):
         te.tensor([True, False], requires_grad=True)
-    with pytest.raises(TypeError, match="use static slices"):
-        x[np.array([0])]
+    with pytest.raises(TypeError, match=r"only float and complex tensors .* \(dtype int64\)"):
+        te.tensor([1, 2], requires_grad=True)
+    with pytest.raises(IndexError, match="index 5 is out of bounds for axis 0 with size 2"):
+        x[np.array([5])]
+
+
+def test_integer_tensors_and_array_indexing() -> None:
+    """Integer tensors keep their dtype (PyTorch's `tensor([1, 2])` is int64);
+    index arrays, integer tensors and concrete masks index with a gradient."""
+    n = te.tensor([0, 1, 1])
+    assert n.dtype == np.int64 and (n * 2 + 1).numpy().tolist() == [1, 3, 3]
+    x = te.tensor([[3.0, 1.0, 2.0], [0.5, -1.0, 4.0]], requires_grad=True)
+    total = x[n[:2], 1].sum() + x[x.numpy() > 2].sum() + te.sort(x, axis=1)[:, -1].sum()
+    total.backward()
+    expected = np.array([[2.0, 1.0, 0.0], [0.0, 1.0, 2.0]])
+    np.testing.assert_array_equal(x.grad.numpy(), expected)  # type: ignore[union-attr]
 
 
 def test_leaf_backward_and_non_leaf_grad(interp: None) -> None:

@@ -36,7 +36,7 @@ from tidu_mlir.config import LRUCache
 from tidu_mlir.dialects import cg
 from tidu_mlir.eager.recording import EagerInput, RecordedGraph, graph_interface
 from tidu_mlir.eager.tensor import DIFFERENTIABLE_KINDS, RUNTIME, Tensor, is_grad_enabled
-from tidu_mlir.tracing import ArraySpec, trace_function
+from tidu_mlir.tracing import ArraySpec, as_traceable_array, trace_function
 from tidu_mlir.types import numpy_dtype
 
 SCALARS = (bool, int, float, complex)
@@ -95,16 +95,13 @@ def apply(
 
 
 def _as_tensor(operand: Any) -> Tensor | None:
-    """Tensors and arrays are graph inputs (integer arrays as float64);
-    Python scalars are static (None)."""
+    """Tensors and arrays are graph inputs (integer and boolean arrays as
+    they are, small integer types widened); Python scalars are static (None)."""
     if isinstance(operand, Tensor):
         return operand
     if isinstance(operand, SCALARS):
         return None
-    array = np.asarray(operand)
-    if array.dtype.kind in "iu":
-        array = array.astype(np.float64)
-    return Tensor(array)
+    return Tensor(as_traceable_array(operand))
 
 
 def _record(
@@ -239,12 +236,30 @@ def einsum(subscripts: str, *operands: Any) -> Tensor:
     return apply("einsum", lambda *xs: tnp.einsum(subscripts, *xs), operands, subscripts)
 
 
+_INDEX_ARRAY = "<index array>"
+"""Where an index array stands in the static part of an index (the cache key)."""
+
+
 def getitem(x: Any, index: Any) -> Tensor:
-    """Static indexing: integers, slices, None and Ellipsis (`Tensor.__getitem__`)."""
-    items = index if isinstance(index, tuple) else (index,)
-    if builtins.any(isinstance(item, Tensor | np.ndarray | list) for item in items):
-        raise TypeError("indexing a tensor with arrays is not supported; use static slices")
-    return apply("getitem", lambda a: a[index], (x,), _freeze(index))
+    """numpy indexing (`Tensor.__getitem__`): integers, slices, None and
+    Ellipsis are static; integer index arrays are graph inputs (a boolean mask,
+    concrete in eager mode, becomes its `nonzero()` arrays)."""
+    items: list[Any] = []
+    arrays: list[Any] = []
+    for item in index if isinstance(index, tuple) else (index,):
+        if not isinstance(item, Tensor | np.ndarray | list):
+            items.append(item)
+            continue
+        array = item.data if isinstance(item, Tensor) else np.asarray(item)
+        parts = np.nonzero(array) if array.dtype == np.bool_ else (array,)
+        arrays.extend(parts)
+        items.extend([_INDEX_ARRAY] * len(parts))
+
+    def indexed(a: Any, *index_arrays: Any) -> Any:
+        fill = iter(index_arrays)
+        return a[tuple(next(fill) if item is _INDEX_ARRAY else item for item in items)]
+
+    return apply("getitem", indexed, (x, *arrays), _freeze(tuple(items)))
 
 
 def _static_after(name: str, arrays: int = 1) -> Callable[..., Tensor]:
@@ -368,8 +383,20 @@ STATIC_ARGUMENTS: dict[str, Callable[..., Any]] = {
             "amax",
             "var",
             "std",
+            "round",
+            "argmax",
+            "argmin",
+            "cumsum",
+            "cumprod",
+            "prod",
+            "argsort",
+            "sort",
+            "any",
+            "all",
         )
     },  # fmt: skip
+    "take": _static_after("take", 2),
+    "take_along_axis": _static_after("take_along_axis", 2),
     "tensordot": _static_after("tensordot", 2),
     "cross": _static_after("cross", 2),
     "astype": astype,

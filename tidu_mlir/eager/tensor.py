@@ -29,6 +29,7 @@ from tidu_mlir.eager.recording import (
     ValueKey,
 )
 from tidu_mlir.execution import Backend
+from tidu_mlir.tracing import as_traceable_array
 
 DIFFERENTIABLE_KINDS = "fc"
 
@@ -263,8 +264,7 @@ class Tensor(ArrayOperators):
 
 
 def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
-    """A new leaf tensor holding a copy of `data` (integers become float64)."""
+    """A new leaf tensor holding a copy of `data`, of numpy's dtype for it
+    (integers stay integers, as in PyTorch; small integer types widened)."""
     array = np.array(data.data if isinstance(data, Tensor) else data, dtype=dtype)
-    if array.dtype.kind in "iu":
-        array = array.astype(np.float64)
-    return Tensor(array, requires_grad=requires_grad)
+    return Tensor(as_traceable_array(array), requires_grad=requires_grad)
