@@ -23,7 +23,7 @@ from tidu_mlir.dialects import prim
 from tidu_mlir.tracing import Tracer, as_tracer, constant, current_trace, emit
 
 __all__ = [
-    "argmax", "argmin", "broadcasted_iota", "ceil", "complex", "cond", "cummax", "cummin",
+    "argmax", "argmin", "broadcasted_iota", "ceil", "clamp", "complex", "cond", "cummax", "cummin",
     "cumprod", "cumsum", "dynamic_slice", "dynamic_update_slice", "erf", "floor",
     "fori_loop", "iota", "pad", "round", "scan", "sign", "sort", "switch", "while_loop",
 ]  # fmt: skip
@@ -182,6 +182,12 @@ def cummin(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
     if current_trace(operand) is None:
         return _along(np.minimum.accumulate, np.asarray(operand), axis, reverse)
     return tnp.cummin(operand, axis, reverse)
+
+
+def clamp(min: Any, x: Any, max: Any) -> Any:  # noqa: A002 - jax.lax's names
+    """`x` limited to [min, max] elementwise (jax.lax's argument order); the
+    derivative is 1 inside and 0 outside, as `tnp.clip`'s."""
+    return tnp.clip(x, min, max)
 
 
 def sort(operand: Any, dimension: int = -1, is_stable: bool = True) -> Any:
