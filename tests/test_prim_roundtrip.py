@@ -63,6 +63,11 @@ CASES: list[tuple[str, str, str]] = [
     ),
     ("compare", "tensor<3xf64>, tensor<3xf64>", "prim.compare le, %a, %b : tensor<3xf64>"),
     (
+        "check",
+        "tensor<i1>, tensor<3xf64>",
+        'prim.check %a, %b, message = "ran out: \\22n\\22 = 3" : tensor<3xf64>',
+    ),
+    (
         "convert",
         "tensor<3xcomplex<f64>>",
         "prim.convert %a : tensor<3xcomplex<f64>> -> tensor<3xf32>",
@@ -325,6 +330,7 @@ CONSTRUCTOR_CASES: list[tuple[str, Sequence[Attribute], Builder, TensorType]] = 
     ("conj", [Z3], lambda z: prim.ConjOp(z), Z3),
     ("complex", [R3, R3], lambda a, b: prim.ComplexOp(a, b), Z3),
     ("select", [_t([3], i1), R3, R3], lambda p, a, b: prim.SelectOp(p, a, b), R3),
+    ("check", [_t([], i1), Z3], lambda ok, z: prim.CheckOp(ok, z, "failed"), Z3),
 ]
 
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType, i1
+from xdsl.dialects.builtin import TensorType, i1, i32
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from tidu_mlir.dialects import cg, prim
@@ -145,8 +145,9 @@ def while_loop(
     each `cond(cond_fun(val), body_fun, identity, val)`: the body runs only
     while `cond_fun` holds, and reverse mode (`grad`, `vjp`) goes through it,
     the residuals of every step stored (memory bounded by `max_steps`). If
-    `cond_fun` still holds after `max_steps` steps, every leaf of the result
-    is NaN: never a silently truncated loop."""
+    `cond_fun` still holds after `max_steps` steps, using the result raises
+    `RuntimeError` at run time (a `prim.check` on every leaf, also on the
+    derivatives taken through it): never a silently truncated loop."""
     if max_steps is not None:
         return _bounded_while(cond_fun, body_fun, init_val, int(max_steps))
     outer = innermost_trace()
@@ -182,7 +183,9 @@ def while_loop(
 def _bounded_while(
     cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any, max_steps: int
 ) -> Any:
-    """`while_loop` with `max_steps`: a scan of conditional steps, NaN past the bound."""
+    """`while_loop` with `max_steps`: a scan of conditional steps, then a
+    `prim.check` on every leaf that `cond_fun` no longer holds (a run-time
+    `RuntimeError` past the bound, never a truncated result)."""
     if max_steps < 0:
         raise ValueError(f"while_loop: max_steps must be non-negative, got {max_steps}")
 
@@ -190,13 +193,26 @@ def _bounded_while(
         return cond(cond_fun(val), body_fun, lambda v: v, val), None
 
     final, _ = scan(step, init_val, None, length=max_steps)
-    poisoned = cond(cond_fun(final), _nan_like, lambda v: v, final)
-    return poisoned
-
-
-def _nan_like(value: Any) -> Any:
-    leaves, tree = tree_flatten(value)
-    return tree_unflatten(tree, [leaf * np.nan for leaf in leaves])
+    message = (
+        f"while_loop: the condition still holds after max_steps={max_steps} steps; raise max_steps"
+    )
+    still = cond_fun(final)
+    outer = innermost_trace()
+    if outer is None or not isinstance(still, Tracer):
+        if _static_truth(still):
+            raise RuntimeError(message)
+        return final
+    flag = outer.emit(prim.ConvertOp(as_tracer(outer, still).value, i32)).results[0]
+    zero = outer.emit(prim.ConstantOp.from_value(np.int32(0), TensorType(i32, []))).results[0]
+    ok = outer.emit(prim.CompareOp("eq", flag, zero)).results[0]
+    leaves, tree = tree_flatten(final)
+    checked = [
+        Tracer(
+            outer.emit(prim.CheckOp(ok, as_tracer(outer, leaf).value, message)).results[0], outer
+        )
+        for leaf in leaves
+    ]
+    return tree_unflatten(tree, checked)
 
 
 def cond(

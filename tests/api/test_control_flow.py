@@ -4,6 +4,8 @@ the IR staying the same size whatever the trip count."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -446,10 +448,48 @@ def test_while_loop_with_max_steps_differentiates_in_reverse() -> None:
     np.testing.assert_allclose(td.vmap(td.grad(bounded_root))(batch), 0.5 / np.sqrt(batch))
 
 
-def test_while_loop_past_max_steps_is_nan_not_a_truncated_result() -> None:
-    assert np.isnan(td.jit(lambda a: bounded_root(a, 3))(np.float64(7.0)))
-    assert np.isnan(td.grad(lambda a: bounded_root(a, 3))(np.float64(7.0)))
-    assert float(td.jit(bounded_root)(np.float64(7.0))) == pytest.approx(np.sqrt(7.0))
+RAN_OUT = r"while_loop: the condition still holds after max_steps=3 steps; raise max_steps"
+
+
+def test_while_loop_past_max_steps_raises_not_a_truncated_result() -> None:
+    """Past `max_steps` every use of the result raises `RuntimeError` (a
+    `prim.check`): the values, and every derivative taken through the loop."""
+    seven = np.float64(7.0)
+    short = td.jit(lambda a: bounded_root(a, 3))
+    with pytest.raises(RuntimeError, match=RAN_OUT):
+        short(seven)
+    assert float(short(np.float64(1.0))) == 1.0  # still usable; 1 converges at once
+    assert float(td.jit(bounded_root)(seven)) == pytest.approx(np.sqrt(7.0))
+    derived: dict[str, Callable[[], Any]] = {
+        "grad": lambda: td.grad(lambda a: bounded_root(a, 3))(seven),
+        "vjp": lambda: td.vjp(lambda a: bounded_root(a, 3), seven)[1](np.float64(1.0)),
+        "jvp": lambda: td.jvp(lambda a: bounded_root(a, 3), (seven,), (np.float64(1.0),))[1],
+        "linearize": lambda: td.linearize(lambda a: bounded_root(a, 3), seven)[1](np.float64(1.0)),
+        "hessian": lambda: td.hessian(lambda a: bounded_root(a, 3))(seven),
+        "vmap": lambda: td.vmap(lambda a: bounded_root(a, 3))(np.array([1.0, 7.0, 4.0])),
+        "vmap-grad": lambda: td.vmap(td.grad(lambda a: bounded_root(a, 3)))(np.array([1.0, 7.0])),
+        "eager": lambda: bounded_root(seven, 3),
+    }
+    for name, run in derived.items():
+        try:
+            run()
+        except RuntimeError as error:
+            assert re.fullmatch(RAN_OUT, str(error)), (name, str(error))
+        else:
+            pytest.fail(f"{name} did not raise")
+    np.testing.assert_allclose(td.vmap(lambda a: bounded_root(a, 3))(np.array([1.0, 1.0])), 1.0)
+
+
+def test_while_loop_past_max_steps_raises_in_the_interpreter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TIDU_BACKEND", "interp")
+    seven = np.float64(7.0)
+    with pytest.raises(RuntimeError, match=RAN_OUT):
+        td.jit(lambda a: bounded_root(a, 3))(seven)
+    with pytest.raises(RuntimeError, match=RAN_OUT):
+        td.grad(lambda a: bounded_root(a, 3))(seven)
+    assert float(td.grad(bounded_root)(seven)) == pytest.approx(0.5 / np.sqrt(7.0))
 
 
 def test_fori_loop_index_is_a_weak_integer() -> None:

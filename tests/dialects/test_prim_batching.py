@@ -40,6 +40,7 @@ KINDS: dict[str, tuple[Attribute, Sampler]] = {
         lambda rng, s: rng.standard_normal(s) + 1j * rng.standard_normal(s),
     ),
     "bool": (i1, lambda rng, s: rng.random(s) < 0.5),
+    "true": (i1, lambda rng, s: np.ones(s, np.bool_)),  # a passing prim.check
     # indices and starts: negative, out of range and repeated ones
     "i32": (i32, lambda rng, s: rng.integers(-6, 7, s, dtype=np.int32)),
     "i64": (i64, lambda rng, s: rng.integers(-6, 7, s, dtype=np.int64)),
@@ -215,6 +216,9 @@ CASES: dict[type[PrimOp], list[Sample]] = {
             [("c128", (4, 5)), ("c128", (2, 3)), ("i64", ()), ("i32", ())],
         ),
     ],
+    prim.CheckOp: [
+        Sample(lambda ok, x: prim.CheckOp(ok, x, "failed"), [("true", ()), ("c64", S23)])
+    ],
     prim.DotGeneralOp: [
         # batch and contracting dims away from the front, free axes on both sides
         Sample(
@@ -388,6 +392,22 @@ def test_dot_general_batch_axis(batched: tuple[bool, bool], expected: list[str])
         (False, True): ((1,), (3,)),
     }
     assert (lhs_batch, rhs_batch) == shifted[batched]
+
+
+def test_check_batch_rule_fails_if_any_example_fails() -> None:
+    """A batched predicate is reduced with an `all`: one failing example fails."""
+    ok, x = Block(arg_types=[TensorType(i1, [SIZE]), TensorType(f64, [SIZE, 2])]).args
+    original = Block(arg_types=[TensorType(i1, []), TensorType(f64, [2])]).args
+    op = prim.CheckOp(original[0], original[1], "one failed")
+    ctx = _Context(SIZE)
+    (output,) = op.batch_rule(ctx, [ok, x], [True, True])
+    values = np.ones((SIZE, 2))
+    env: dict[SSAValue, np.ndarray] = {ok: np.array([True, True, True]), x: values}
+    _run(ctx.ops, env)
+    np.testing.assert_array_equal(env[output], values)
+    env = {ok: np.array([True, False, True]), x: values}
+    with pytest.raises(RuntimeError, match="one failed"):
+        _run(ctx.ops, env)
 
 
 def test_dot_general_inner_product_with_one_side_batched_needs_no_transpose() -> None:

@@ -122,6 +122,11 @@ CASES: dict[type[PrimOp], tuple[Build, Sequence[np.ndarray], dict[str, Any]]] = 
     prim.ImagOp: (prim.ImagOp, (Z23,), {}),
     prim.ComplexOp: (prim.ComplexOp, (X23, Y23), {}),
     prim.SelectOp: (prim.SelectOp, (P23, X23, Y23), {}),
+    prim.CheckOp: (
+        lambda ok, x: prim.CheckOp(ok, x, "failed"),
+        (np.array(True), X23),
+        {"message": "failed"},
+    ),
     prim.CompareOp: (lambda a, b: prim.CompareOp("lt", a, b), (X23, Y23), {"direction": "lt"}),
     prim.ConvertOp: (
         lambda x: prim.ConvertOp(x, ComplexType(f64)),

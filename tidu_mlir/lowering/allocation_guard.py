@@ -1,4 +1,5 @@
-"""Failed allocations in native code become `MemoryError`, not a crash.
+"""Failed allocations in native code become `MemoryError`, failed `prim.check`s
+`RuntimeError`, not a crash.
 
 Compiled code takes its temporaries from `tidu_malloc` (the lowering of
 `memref.alloc`), which calls `malloc` and, when it returns NULL, jumps back
@@ -7,11 +8,21 @@ visible function `@f` of a module that allocates gets a guard `@"f.guarded"`:
 it records a jump buffer for the calling thread (a pthread key, since MCJIT
 has no thread-local storage), calls `@f`, and returns 0, or 1 if an allocation
 failed; a scalar result of `@f` goes through a trailing pointer argument.
+(more generally, the code of the jump that ended the call).
 `JitFunction` calls the guard and raises `MemoryError` on 1.
 
+A failed `prim.check` (run-time assertion) calls its failure function
+`@tidu_check_failed_<hex of the message>` (declared by the lowering, defined
+here), which jumps to the guard the same way with the code
+`FIRST_CHECK + k`, `k` the message's index in the module's table
+`@tidu.check_messages` (an array of pointers to NUL-terminated UTF-8
+strings, an external global of the object code, so it is there as well in a
+module loaded from the disk cache). `JitFunction` reads the message there and
+raises `RuntimeError(message)`.
+
 Temporaries allocated by the failed call before the failure are not freed
-(there is no record of them); the process stays usable. Modules that allocate
-nothing get no guard and are called directly.
+(there is no record of them); the process stays usable. Modules that neither
+allocate nor check get no guard and are called directly.
 """
 
 from __future__ import annotations
@@ -30,6 +41,15 @@ KEY_GLOBAL = "tidu.jump_key"
 FAILED = 1
 """What a guard returns when an allocation failed (0: the call completed)."""
 
+FIRST_CHECK = 2
+"""What a guard returns when the check of message index 0 failed (index k: + k)."""
+
+CHECK_FAILED_PREFIX = "tidu_check_failed_"
+"""The failure functions of `prim.check`: this prefix and the message in hex."""
+
+MESSAGES_GLOBAL = "tidu.check_messages"
+"""The module global listing the messages of its checks (pointers to C strings)."""
+
 _JMP_BUF_BYTES = 512  # glibc's x86-64 / aarch64 jmp_buf is 200 / 312 bytes
 
 _I32 = ir.IntType(32)
@@ -42,11 +62,27 @@ def guard_name(function: str) -> str:
     return f"{function}.guarded"
 
 
+def check_failure_symbol(message: str) -> str:
+    """The function a failed `prim.check` with `message` calls (declared by the
+    lowering; `add_allocation_guards` defines it)."""
+    return CHECK_FAILED_PREFIX + message.encode().hex()
+
+
+def check_message(symbol: str) -> str:
+    """The message of the failure function `symbol` (`check_failure_symbol`)."""
+    return bytes.fromhex(symbol.removeprefix(CHECK_FAILED_PREFIX)).decode()
+
+
 def add_allocation_guards(module: ir.Module) -> None:
-    """Define `tidu_malloc` and a guard per external function, if `module`
-    calls `tidu_malloc` (it is declared then)."""
+    """Define `tidu_malloc`, the checks' failure functions, their message table
+    and a guard per external function, if `module` calls `tidu_malloc` or a
+    failure function (they are declared then)."""
     checked = module.globals.get(CHECKED_MALLOC)
-    if not isinstance(checked, ir.Function):
+    failures = sorted(
+        (fn for fn in module.functions if fn.name.startswith(CHECK_FAILED_PREFIX)),
+        key=lambda fn: fn.name,
+    )
+    if not isinstance(checked, ir.Function) and not failures:
         return
     entries = [
         fn
@@ -55,7 +91,10 @@ def add_allocation_guards(module: ir.Module) -> None:
     ]
     key = ir.GlobalVariable(module, _I32, KEY_GLOBAL)
     key.initializer = ir.Constant(_I32, 0)  # pyright: ignore[reportAttributeAccessIssue] - untyped in llvmlite
-    _define_checked_malloc(module, checked, key)
+    if isinstance(checked, ir.Function):
+        _define_checked_malloc(module, checked, key)
+    if failures:
+        _define_check_failures(module, failures, key)
     for entry in entries:
         entry.attributes.add("noinline")  # one copy of the body, called by its guard
         _define_guard(module, entry, key)
@@ -86,6 +125,36 @@ def _define_checked_malloc(module: ir.Module, fn: ir.Function, key: ir.GlobalVar
     builder.ret(pointer)
 
 
+def _define_check_failures(
+    module: ir.Module, failures: list[ir.Function], key: ir.GlobalVariable
+) -> None:
+    """Each failure function jumps to the guard with `FIRST_CHECK + its index`;
+    the message table `MESSAGES_GLOBAL` lists the messages in that order."""
+    get_specific = _declare(module, "pthread_getspecific", _PTR, _I32)
+    longjmp = _declare(module, "longjmp", ir.VoidType(), _PTR, _I32)
+    longjmp.attributes.add("noreturn")
+    texts: list[ir.Constant] = []
+    for index, fn in enumerate(failures):
+        fn.linkage = "internal"
+        fn.attributes.add("noreturn")
+        fn.attributes.add("cold")
+        builder = ir.IRBuilder(fn.append_basic_block("entry"))
+        buffer = builder.call(get_specific, [builder.load(key)])
+        builder.call(longjmp, [buffer, ir.Constant(_I32, FIRST_CHECK + index)])
+        builder.unreachable()
+        data = bytearray(check_message(fn.name).encode() + b"\0")
+        text_type = ir.ArrayType(ir.IntType(8), len(data))
+        text = ir.GlobalVariable(module, text_type, f"tidu.check_message.{index}")
+        text.initializer = ir.Constant(text_type, data)  # pyright: ignore[reportAttributeAccessIssue] - untyped in llvmlite
+        text.global_constant = True
+        text.linkage = "private"
+        texts.append(text)  # pyright: ignore[reportArgumentType] - a global is a pointer constant
+    table_type = ir.ArrayType(_PTR, len(texts))
+    table = ir.GlobalVariable(module, table_type, MESSAGES_GLOBAL)
+    table.initializer = ir.Constant(table_type, texts)  # pyright: ignore[reportAttributeAccessIssue] - untyped in llvmlite
+    table.global_constant = True
+
+
 def _define_guard(module: ir.Module, entry: ir.Function, key: ir.GlobalVariable) -> None:
     returns = entry.function_type.return_type
     result_slot = [] if isinstance(returns, ir.VoidType) else [_PTR]
@@ -111,7 +180,7 @@ def _define_guard(module: ir.Module, entry: ir.Function, key: ir.GlobalVariable)
                 builder.store(value, guard.args[-1])
         with failed:
             pass
-    status = builder.select(completed, ir.Constant(_I32, 0), ir.Constant(_I32, FAILED))
+    status = builder.select(completed, ir.Constant(_I32, 0), jumped)
     builder.call(set_specific, [thread_key, previous])
     builder.ret(status)
 

@@ -25,6 +25,7 @@ outputs (then the scalar result): one value alone, several as a tuple, or None.
 """
 
 import contextlib
+import ctypes
 import gc
 import hashlib
 import threading
@@ -52,7 +53,14 @@ from xdsl.ir import Attribute
 from xdsl.parser import Parser
 
 from tidu_mlir.config import LRUCache
-from tidu_mlir.lowering.allocation_guard import FAILED, KEY_GLOBAL, guard_name, install_key
+from tidu_mlir.lowering.allocation_guard import (
+    FAILED,
+    FIRST_CHECK,
+    KEY_GLOBAL,
+    MESSAGES_GLOBAL,
+    guard_name,
+    install_key,
+)
 from tidu_mlir.lowering.backend import (
     LLVM_LOCK,
     new_target_machine,
@@ -349,11 +357,14 @@ class JitFunction:
         """Call the entry's guard (`allocation_guard`); its scalar result, if any."""
         result = self.signature.result
         slot = [] if result is None else [_ffi.new(f"{_c_scalar(result.dtype)} *")]
-        if self._native(*native, *pointers, *slot) == FAILED:
+        status = self._native(*native, *pointers, *slot)
+        if status == FAILED:
             raise MemoryError(
                 f"@{self.signature.name}: a temporary buffer could not be allocated "
                 "(malloc failed); the arrays are too large for this machine's memory"
             )
+        if status >= FIRST_CHECK:
+            raise RuntimeError(self.owner.check_message(status - FIRST_CHECK))
         return slot[0][0] if slot else None
 
     def _wrong_count(self, got: int) -> NoReturn:
@@ -493,6 +504,17 @@ class CompiledModule:
 
     def __getitem__(self, name: str) -> JitFunction:
         return self.function(name)
+
+    def check_message(self, index: int) -> str:
+        """The message of the module's `prim.check` number `index` (its table
+        `MESSAGES_GLOBAL` is in the object code, see `allocation_guard`)."""
+        table = self._engine.get_global_value_address(MESSAGES_GLOBAL)
+        if not table:
+            return f"a run-time check failed (check #{index})"
+        pointer = ctypes.c_void_p.from_address(table + index * ctypes.sizeof(ctypes.c_void_p))
+        if pointer.value is None:
+            return f"a run-time check failed (check #{index})"
+        return ctypes.string_at(pointer.value).decode(errors="replace")
 
 
 def _lap(timings: dict[str, float] | None, stage: str, start: float) -> float:

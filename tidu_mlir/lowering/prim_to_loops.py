@@ -14,7 +14,9 @@ Input: functions in the form `prim-bufferize` gives (inputs read with
   a view (`memref.reinterpret_cast`) of its operand's buffer, for `scan` one
   loop calling its body, for `cond` an `scf.if` calling one of its
   branches, for `while` an `scf.while` calling its cond and body, each region
-  outlined into a function (`regions.py`) that this pass then lowers too.
+  outlined into a function (`regions.py`) that this pass then lowers too;
+  for `check` an `scf.if` calling its failure function when the predicate is
+  false (`allocation_guard`), the result being the operand's buffer.
 * A value returned by the function is computed directly into its output buffer
   (destination passing), also through reshapes: a returned reshape of a
   computed value makes that value's buffer a view of the output buffer.
@@ -35,7 +37,7 @@ from typing import Any, TypeAlias, cast
 import numpy as np
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import bufferization, func, memref
+from xdsl.dialects import arith, bufferization, func, memref, scf
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     MemRefType,
@@ -46,12 +48,14 @@ from xdsl.dialects.builtin import (
     UnrealizedConversionCastOp,
     i1,
 )
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException
 
 from tidu_mlir.dialects import prim
+from tidu_mlir.lowering.allocation_guard import check_failure_symbol
 from tidu_mlir.lowering.blas import Product, emit_call, plan_products
 from tidu_mlir.lowering.element_rules import ELEMENT_RULES, apply_elementwise
 from tidu_mlir.lowering.fusion import Cluster, plan
@@ -151,11 +155,13 @@ class FunctionLowering:
     def _forward_destinations_through_reshapes(self) -> None:
         """A returned `reshape(u)` (or a chain of them) of a computed `u` that is not
         returned itself: `u` is computed into a view of the output buffer, with
-        `u`'s shape, so the reshape is a view of it and no copy is made."""
+        `u`'s shape, so the reshape is a view of it and no copy is made (also
+        through `prim.check`, whose result is its operand's buffer)."""
         for value, dests in list(self.destinations.items()):
             source = value
-            while isinstance(source.owner, prim.ReshapeOp):
-                source = source.owner.operand
+            while isinstance(source.owner, prim.ReshapeOp | prim.CheckOp):
+                owner = source.owner
+                source = owner.x if isinstance(owner, prim.CheckOp) else owner.operand
             if source is value or not dests or not _is_computed(source):
                 continue
             if self.destinations.get(source):
@@ -255,6 +261,21 @@ class FunctionLowering:
         typ = prim.tensor_type_of(op.result)
         self.buffers[op.result] = _reshaped(source, typ, self.builder.insertion_point)
 
+    def _emit_check(self, op: Operation) -> None:
+        """The result is the operand's buffer; an `scf.if` on the negated
+        predicate calls the check's failure function (`allocation_guard`)."""
+        assert isinstance(op, prim.CheckOp)
+        self.buffers[op.result] = self.buffer_of(op.x)
+        flag = self.builder.insert(memref.LoadOp.get(self.buffer_of(op.ok).ref, [])).res
+        true = self.builder.insert(arith.ConstantOp.from_int_and_width(1, 1)).result
+        failed = self.builder.insert(arith.XOrIOp(flag, true)).result
+        symbol = check_failure_symbol(op.message_text)
+        if SymbolTable.lookup_symbol(self.module, symbol) is None:
+            self.module.body.block.add_op(func.FuncOp.external(symbol, [], []))
+        block = Block()
+        block.add_ops([func.CallOp(symbol, [], []), scf.YieldOp()])
+        self.builder.insert(scf.IfOp(failed, [], Region(block)))
+
     def _emit_scan(self, op: Operation) -> None:
         """A loop calling the body, outlined into a function (lowered later)."""
         assert isinstance(op, prim.ScanOp)
@@ -338,7 +359,7 @@ def _is_computed(value: SSAValue) -> bool:
     return (
         isinstance(owner, Operation)
         and type(owner) in LOWERED_OPS
-        and not isinstance(owner, (prim.ConstantOp, prim.ReshapeOp))
+        and not isinstance(owner, (prim.ConstantOp, prim.ReshapeOp, prim.CheckOp))
     )
 
 
@@ -349,6 +370,7 @@ _RECORDERS: dict[type[Operation], Handler] = {prim.ConstantOp: FunctionLowering.
 
 _EMITTERS: dict[type[Operation], Handler] = {
     prim.ReshapeOp: FunctionLowering._emit_reshape,
+    prim.CheckOp: FunctionLowering._emit_check,
     prim.ScanOp: FunctionLowering._emit_scan,
     prim.CondOp: FunctionLowering._emit_cond,
     prim.WhileOp: FunctionLowering._emit_while,

@@ -23,7 +23,8 @@ ones before it:
    dynamic_update_slice (run-time integer indices)
 9. `ordering`: the ops along one axis, argmax, argmin, cumsum, argsort
 10. `contraction`: dot_general
-11. `control` (a package): the ops with regions, scan, cond and while, and
+11. `check`: prim.check, the run-time assertion on the data path
+12. `control` (a package): the ops with regions, scan, cond and while, and
     their terminator, yield
 
 Each layer lists its public names in `__all__` and its op classes in `OPS`;
@@ -35,6 +36,7 @@ from xdsl.ir import Dialect
 
 from tidu_mlir.dialects.prim import (
     base,
+    check,
     contraction,
     control,
     core,
@@ -47,6 +49,7 @@ from tidu_mlir.dialects.prim import (
     types,
 )
 from tidu_mlir.dialects.prim.base import *  # noqa: F403
+from tidu_mlir.dialects.prim.check import *  # noqa: F403
 from tidu_mlir.dialects.prim.contraction import *  # noqa: F403
 from tidu_mlir.dialects.prim.control import *  # noqa: F403
 from tidu_mlir.dialects.prim.core import *  # noqa: F403
@@ -66,6 +69,7 @@ PRIM_OPS: tuple[type[base.PrimOp], ...] = (
     *indexing.OPS,
     *ordering.OPS,
     *contraction.OPS,
+    *check.OPS,
     *control.OPS,
 )
 """Every op of the dialect, layer by layer."""
@@ -83,4 +87,5 @@ __all__ += structural.__all__
 __all__ += indexing.__all__
 __all__ += ordering.__all__
 __all__ += contraction.__all__
+__all__ += check.__all__
 __all__ += control.__all__
