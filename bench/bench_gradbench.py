@@ -37,6 +37,7 @@ SMALL = [
     ("kmeans", "dir", lambda: gradbench.kmeans_input(10, 1000, 8)),
     ("ode", "gradient", lambda: gradbench.ode_input(1000, 10)),
     ("gmm", "jacobian", lambda: gradbench.gmm_input(2, 5, 1000)),
+    ("det", "gradient", lambda: gradbench.det_input(5)),
 ]
 LARGE = [
     ("lse", "gradient", lambda: gradbench.lse_input(1280000)),
@@ -44,6 +45,7 @@ LARGE = [
     ("kmeans", "dir", lambda: gradbench.kmeans_input(100, 10000, 16)),
     ("ode", "gradient", lambda: gradbench.ode_input(10000, 100)),
     ("gmm", "jacobian", lambda: gradbench.gmm_input(20, 25, 1000)),
+    ("det", "gradient", lambda: gradbench.det_input(8)),
 ]
 
 

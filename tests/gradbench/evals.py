@@ -1,4 +1,5 @@
-"""GradBench's evals written as its JAX tool writes them (the same library calls:
+"""GradBench's evals written as its JAX tool writes them (`det`, which that
+tool lacks, in the same style) (the same library calls:
 `vmap`, `lax.scan`, `.at[].set`, `repeat(total_repeat_length=)`, `jvp` of a
 `grad`, `jax.scipy.special`), once, over the names `jnp`, `jax` and `special`.
 
@@ -159,12 +160,37 @@ def evals(jnp: Any, jax: Any, special: Any) -> dict[str, Eval]:
         "objective": lambda args: gmm_objective(args[1], **args[0]),
         "jacobian": lambda args: gmm_jacobian(args[1], **args[0]),
     }
-    return {"lse": lse, "llsq": llsq, "kmeans": kmeans, "ode": ode, "gmm": gmm}
+
+    # det: the determinant by expansion by minors (every level's minors at
+    # once: an index array picks the columns left after each first-row entry).
+    def det_by_minor(a: Any) -> Any:
+        ell = a.shape[-1]
+        if ell == 1:
+            return a[..., 0, 0]
+        kept = np.array([[c for c in range(ell) if c != j] for j in range(ell)])
+        minors = jnp.moveaxis(a[..., 1:, kept], -2, -3)
+        signs = np.array([(-1.0) ** j for j in range(ell)])
+        return jnp.sum(signs * a[..., 0, :] * det_by_minor(minors), axis=-1)
+
+    def det_matrix(i: dict[str, Any]) -> np.ndarray:
+        return np.asarray(i["A"], np.float64).reshape(i["ell"], i["ell"])
+
+    det = {
+        "prepare": det_matrix,
+        "primal": jax.jit(det_by_minor),
+        "gradient": jax.jit(jax.grad(det_by_minor)),
+    }
+    return {"lse": lse, "llsq": llsq, "kmeans": kmeans, "ode": ode, "gmm": gmm, "det": det}
 
 
 # --------------------------------------------------------------------------
 # Inputs, drawn as GradBench's eval scripts draw them (seed 31337)
 # --------------------------------------------------------------------------
+
+
+def det_input(ell: int) -> dict[str, Any]:
+    np.random.seed(31337)
+    return {"A": np.random.rand(ell * ell).tolist(), "ell": ell}
 
 
 def lse_input(n: int) -> dict[str, Any]:

@@ -35,6 +35,7 @@ CASES: list[tuple[str, str, Callable[[], dict[str, Any]]]] = [
     ("gmm", "objective", lambda: gradbench.gmm_input(2, 5, 1000)),
     ("gmm", "jacobian", lambda: gradbench.gmm_input(2, 5, 1000)),
     ("gmm", "jacobian", lambda: gradbench.gmm_input(10, 5, 1000)),
+    ("det", "gradient", lambda: gradbench.det_input(5)),
 ]
 
 
@@ -161,3 +162,14 @@ def test_derivatives_match_central_differences_of_numpy(case: int) -> None:
                 - scalar(reference({**data, key: down.tolist()}))
             ) / 2e-6
         np.testing.assert_allclose(gradients[key], numeric, rtol=1e-6, atol=1e-6, err_msg=key)
+
+
+def test_det_by_minor_against_linear_algebra() -> None:
+    """det's values and gradient against numpy's LU determinant and the
+    cofactor matrix det(A)·inv(A)^T (an oracle independent of the expansion)."""
+    det = OURS["det"]
+    for ell in (1, 2, 4):
+        a = det["prepare"](gradbench.det_input(ell))
+        np.testing.assert_allclose(det["primal"](a), np.linalg.det(a), rtol=1e-12)
+        cofactors = np.linalg.det(a) * np.linalg.inv(a).T
+        np.testing.assert_allclose(det["gradient"](a), cofactors, rtol=1e-10, atol=1e-14)
