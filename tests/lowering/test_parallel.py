@@ -131,6 +131,20 @@ def test_full_max_in_parallel_with_nan_and_all_minus_inf(monkeypatch) -> None:
     assert float(function(np.full(70_001, -np.inf))) == -np.inf
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_integer_sum_and_max_in_parallel_are_exact(dtype, monkeypatch) -> None:
+    """Integer sums (wrapping, so any split gives the same bits) and signed
+    maxima (identity: the type's minimum) split across threads."""
+    t = tensor((100_003,), dtype)
+    x = np.random.default_rng(5).integers(np.iinfo(dtype).min, np.iinfo(dtype).max, 100_003,
+                                          dtype=dtype)  # fmt: skip
+    total = compiled(build([t], lambda v: prim.ReduceSumOp(v, [0])), 0, monkeypatch)
+    largest = compiled(build([t], lambda v: prim.ReduceMaxOp(v, [0])), 0, monkeypatch)
+    assert is_parallel(total) and is_parallel(largest)
+    assert total(x) == np.sum(x, dtype=dtype) and largest(x) == np.max(x)
+    assert largest(np.full(100_003, np.iinfo(dtype).min, dtype)) == np.iinfo(dtype).min
+
+
 def test_complex_sum_stays_serial(monkeypatch) -> None:
     """Two loop-carried values (re, im) are not split: the result is bit-identical."""
     t = tensor((20_001,), np.complex128)

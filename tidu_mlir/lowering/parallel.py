@@ -31,13 +31,15 @@ Safety: a loop is parallelized only if every buffer it stores to is accessed
 induction variable itself, so different iterations touch disjoint parts of
 what they write.
 
-Reductions: a loop carrying ONE value that it only folds with `addf` or
-`maximumf` (directly or through nested loops carrying it: a sum or max to a
-scalar) is split too. Each thread folds its share from the identity (-0.0 or
--inf) and stores its partial result in a stack array of `MAX_THREADS` slots
-(pre-filled with the identity; the team is capped at that size); after the
-region the parent folds `init, p[0], p[1], ...` in thread order. A sum is thus
-reassociated (like the vectorizer's own `reassoc` partial sums); max is exact.
+Reductions: a loop carrying ONE value that it only folds with `addf`,
+`maximumf`, `addi` or `maxsi` (directly or through nested loops carrying it: a
+sum or max to a scalar) is split too. Each thread folds its share from the
+identity (-0.0, -inf, 0 or the integer type's minimum) and stores its partial
+result in a stack array of `MAX_THREADS` slots (pre-filled with the identity;
+the team is capped at that size); after the region the parent folds `init,
+p[0], p[1], ...` in thread order. A float sum is thus reassociated (like the
+vectorizer's own `reassoc` partial sums); max and integer sums (wrapping) are
+exact.
 Complex sums (two carried values) stay serial.
 """
 
@@ -170,8 +172,9 @@ def _iterations_disjoint(loop: scf.ForOp) -> bool:
     return True
 
 
-Combine = arith.AddfOp | arith.MaximumfOp
-_IDENTITY = {arith.AddfOp: -0.0, arith.MaximumfOp: float("-inf")}
+Combine = arith.AddfOp | arith.MaximumfOp | arith.AddiOp | arith.MaxSIOp
+_FLOAT_IDENTITY = {arith.AddfOp: -0.0, arith.MaximumfOp: float("-inf")}
+"""The identity of the float combining ops (the integer ones: see `_identity`)."""
 
 
 def _combiner(loop: scf.ForOp, i: int) -> Combine | None:
@@ -205,9 +208,22 @@ def _reduction(loop: scf.ForOp) -> list[Combine] | None:
 
 
 def _identity(b: Builder, combiner: Combine) -> SSAValue:
+    """The value each thread's partial result starts from: 0 for sums, the
+    smallest value for maxima (-inf, or the integer type's minimum)."""
     typ = combiner.result.type
-    value = _IDENTITY[type(combiner)]
+    if isinstance(typ, IntegerType):
+        width = typ.width.data
+        value = -(1 << (width - 1)) if isinstance(combiner, arith.MaxSIOp) else 0
+        return b.insert(arith.ConstantOp(IntegerAttr(value, typ))).result
+    value = _FLOAT_IDENTITY[type(combiner)]
     return b.insert(arith.ConstantOp(FloatAttr(value, cast(AnyFloat, typ)))).result
+
+
+def _combined(combiner: Combine, acc: SSAValue, partial: SSAValue) -> Operation:
+    """`acc (+) partial` with the combining op of `combiner` (and its fast-math flags)."""
+    if isinstance(combiner, arith.AddfOp | arith.MaximumfOp):
+        return type(combiner)(acc, partial, combiner.fastmath)
+    return type(combiner)(acc, partial)
 
 
 def _captures(loop: scf.ForOp) -> list[SSAValue]:
@@ -362,7 +378,7 @@ class _Outliner:
             for combiner, array, acc in zip(combiners, partials, accs, strict=True):
                 address = self._element(bb, array, position, acc.type)
                 partial = bb.insert(llvm.LoadOp(address, acc.type)).dereferenced_value
-                folded.append(bb.insert(type(combiner)(acc, partial, combiner.fastmath)).result)
+                folded.append(bb.insert(_combined(combiner, acc, partial)).results[0])
             return folded
 
         return self._for(b, MAX_THREADS, inits, step)
