@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from bench_api import best_time, jax, jnp
 from progress import progress
 
@@ -38,6 +39,7 @@ SMALL = [
     ("ode", "gradient", lambda: gradbench.ode_input(1000, 10)),
     ("gmm", "jacobian", lambda: gradbench.gmm_input(2, 5, 1000)),
     ("det", "gradient", lambda: gradbench.det_input(5)),
+    ("lstm", "jacobian", lambda: gradbench.lstm_input(2, 1024)),
 ]
 LARGE = [
     ("lse", "gradient", lambda: gradbench.lse_input(1280000)),
@@ -46,6 +48,7 @@ LARGE = [
     ("ode", "gradient", lambda: gradbench.ode_input(10000, 100)),
     ("gmm", "jacobian", lambda: gradbench.gmm_input(20, 25, 1000)),
     ("det", "gradient", lambda: gradbench.det_input(8)),
+    ("lstm", "jacobian", lambda: gradbench.lstm_input(4, 4096)),
 ]
 
 
@@ -74,7 +77,8 @@ def main() -> None:
     for name, function, make_input in progress(LARGE if args.large else SMALL, "gradbench"):
         data = make_input()
         sizes = ", ".join(f"{k}={v}" for k, v in data.items() if isinstance(v, int))
-        label = f"{name}.{function} ({sizes or len(data.get('x', ''))})"
+        shapes = ", ".join(f"{k}{np.shape(data[k])}" for k in ("x", "sequence") if k in data)
+        label = f"{name}.{function} ({sizes or shapes})"
         row = [*timings(ours[name], function, data, args.repeat), float("nan"), float("nan")]
         if theirs is not None:
             row[2:] = timings(theirs[name], function, data, args.repeat)

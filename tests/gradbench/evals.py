@@ -1,5 +1,5 @@
-"""GradBench's evals written as its JAX tool writes them (`det`, which that
-tool lacks, in the same style) (the same library calls:
+"""GradBench's evals written as its JAX tool writes them (`det` and `lstm`,
+which that tool lacks, in the same style) (the same library calls:
 `vmap`, `lax.scan`, `.at[].set`, `repeat(total_repeat_length=)`, `jvp` of a
 `grad`, `jax.scipy.special`), once, over the names `jnp`, `jax` and `special`.
 
@@ -180,7 +180,53 @@ def evals(jnp: Any, jax: Any, special: Any) -> dict[str, Eval]:
         "primal": jax.jit(det_by_minor),
         "gradient": jax.jit(jax.grad(det_by_minor)),
     }
-    return {"lse": lse, "llsq": llsq, "kmeans": kmeans, "ode": ode, "gmm": gmm, "det": det}
+
+    # lstm: the average log-likelihood of a character sequence under a stacked
+    # LSTM, the sequence walked by a scan (ADBench's model, quirks included:
+    # gates from [x, h, x, h] times the weights elementwise, log(2 + sum exp)).
+    def lstm_cell(weight: Any, bias: Any, hidden: Any, cell: Any, x: Any) -> tuple[Any, Any]:
+        gates = jnp.concatenate([x, hidden, x, hidden]) * weight + bias
+        h = hidden.shape[0]
+        forget = jax.nn.sigmoid(gates[:h])
+        ingate = jax.nn.sigmoid(gates[h : 2 * h])
+        outgate = jax.nn.sigmoid(gates[2 * h : 3 * h])
+        change = jnp.tanh(gates[3 * h :])
+        cell = cell * forget + ingate * change
+        return outgate * jnp.tanh(cell), cell
+
+    def lstm_predict(main: Any, extra: Any, state: Any, x: Any) -> tuple[Any, Any]:
+        x = x * extra[0]
+        layers = []
+        for i in range(0, state.shape[0], 2):
+            hidden, cell = lstm_cell(main[i], main[i + 1], state[i], state[i + 1], x)
+            layers += [hidden, cell]
+            x = hidden
+        return x * extra[1] + extra[2], jnp.stack(layers)
+
+    def lstm_objective(main: Any, extra: Any, state: Any, sequence: Any) -> Any:
+        def step(state: Any, pair: tuple[Any, Any]) -> tuple[Any, Any]:
+            x, gold = pair
+            prediction, state = lstm_predict(main, extra, state, x)
+            normalized = prediction - jnp.log(2.0 + jnp.sum(jnp.exp(prediction)))
+            return state, jnp.sum(gold * normalized)
+
+        _, totals = jax.lax.scan(step, state, (sequence[:-1], sequence[1:]))
+        return -jnp.sum(totals) / ((sequence.shape[0] - 1) * sequence.shape[1])
+
+    lstm_primal = jax.jit(lstm_objective)
+    lstm_jacobian = jax.jit(jax.grad(lstm_objective, argnums=(0, 1)))
+
+    def lstm_args(i: dict[str, Any]) -> tuple[np.ndarray, ...]:
+        return tuple(np.asarray(i[k]) for k in ("main_params", "extra_params", "state",
+                                                 "sequence"))  # fmt: skip
+
+    lstm = {
+        "prepare": lstm_args,
+        "objective": lambda args: lstm_primal(*args),
+        "jacobian": lambda args: lstm_jacobian(*args),
+    }
+    return {"lse": lse, "llsq": llsq, "kmeans": kmeans, "ode": ode, "gmm": gmm, "det": det,
+            "lstm": lstm}  # fmt: skip
 
 
 # --------------------------------------------------------------------------
@@ -191,6 +237,23 @@ def evals(jnp: Any, jax: Any, special: Any) -> dict[str, Eval]:
 def det_input(ell: int) -> dict[str, Any]:
     np.random.seed(31337)
     return {"A": np.random.rand(ell * ell).tolist(), "ell": ell}
+
+
+def lstm_input(layers: int, chars: int) -> dict[str, Any]:
+    """GradBench's lstm input drawn from a fixed text (GradBench reads a text
+    file; any text gives the same computation): each character's code point
+    as bits, a random state and parameters."""
+    np.random.seed(31337)
+    words = ["the", "gradient", "of", "a", "loop", "is", "a", "loop", "in", "reverse,"]
+    text = " ".join(words[i % len(words)] for i in range(chars))[:chars]
+    bits = math.ceil(math.log2(max(ord(c) for c in text)))
+    sequence = [[float(b) for b in bin(ord(c))[2:].zfill(bits)] for c in text]
+    return {
+        "state": np.random.random((2 * layers, bits)).tolist(),
+        "main_params": np.random.random((2 * layers, bits * 4)).tolist(),
+        "extra_params": np.random.random((3, bits)).tolist(),
+        "sequence": sequence,
+    }
 
 
 def lse_input(n: int) -> dict[str, Any]:

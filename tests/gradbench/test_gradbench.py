@@ -36,6 +36,8 @@ CASES: list[tuple[str, str, Callable[[], dict[str, Any]]]] = [
     ("gmm", "jacobian", lambda: gradbench.gmm_input(2, 5, 1000)),
     ("gmm", "jacobian", lambda: gradbench.gmm_input(10, 5, 1000)),
     ("det", "gradient", lambda: gradbench.det_input(5)),
+    ("lstm", "objective", lambda: gradbench.lstm_input(2, 64)),
+    ("lstm", "jacobian", lambda: gradbench.lstm_input(2, 64)),
 ]
 
 
@@ -50,6 +52,8 @@ def theirs() -> dict[str, Any]:
 def _leaves(value: Any) -> list[np.ndarray]:
     if isinstance(value, dict):
         return [np.asarray(value[k]) for k in sorted(value)]
+    if isinstance(value, tuple):
+        return [np.asarray(v) for v in value]
     return [np.asarray(value)]
 
 
@@ -91,13 +95,18 @@ class _NumpyTransforms(SimpleNamespace):
     def vmap(fn: Callable[..., Any]) -> Callable[..., Any]:
         return lambda *args: np.stack([fn(*row) for row in zip(*args, strict=True)])
 
-    lax = SimpleNamespace(scan=lambda step, carry, xs, length: _scan(step, carry, length))
+    lax = SimpleNamespace(scan=lambda step, carry, xs, length=None: _scan(step, carry, xs, length))
+    nn = SimpleNamespace(sigmoid=lambda x: 1.0 / (1.0 + np.exp(-x)))
 
 
-def _scan(step: Callable[..., Any], carry: Any, length: int) -> tuple[Any, Any]:
+def _scan(step: Callable[..., Any], carry: Any, xs: Any, length: int | None) -> tuple[Any, Any]:
+    """`lax.scan` by a Python loop over the leading axis of `xs` (a tuple of
+    arrays) or `length` times without."""
+    count = len(xs[0]) if xs is not None else length
+    assert count is not None, "scan: give xs or length"
     ys = []
-    for _ in range(length):
-        carry, y = step(carry, None)
+    for t in range(count):
+        carry, y = step(carry, None if xs is None else tuple(x[t] for x in xs))
         ys.append(y)
     return carry, np.stack(ys)
 
@@ -129,6 +138,8 @@ SMALL: list[tuple[str, str, str, Callable[[], dict[str, Any]], list[str]]] = [
     ("ode", "primal", "gradient", lambda: gradbench.ode_input(6, 3), ["x"]),
     ("gmm", "objective", "jacobian", lambda: gradbench.gmm_input(3, 2, 10),
      ["alpha", "l", "mu", "q"]),
+    ("lstm", "objective", "jacobian", lambda: gradbench.lstm_input(1, 6),
+     ["main_params", "extra_params"]),
 ]  # fmt: skip
 
 
@@ -149,7 +160,10 @@ def test_derivatives_match_central_differences_of_numpy(case: int) -> None:
     scalar = _last if name == "ode" else float  # ode differentiates its last component
     value = OURS[name][primal](OURS[name]["prepare"](data))
     np.testing.assert_allclose(np.asarray(value), np.asarray(reference(data)), rtol=1e-12)
-    gradients = ours if isinstance(ours, dict) else {keys[0]: ours}
+    if isinstance(ours, tuple):  # one gradient per key, in order
+        gradients = dict(zip(keys, ours, strict=True))
+    else:
+        gradients = ours if isinstance(ours, dict) else {keys[0]: ours}
     for key in keys:
         base = np.asarray(data[key], dtype=np.float64)
         numeric = np.zeros_like(base)
