@@ -452,10 +452,11 @@ def _with_keywords(args: Sequence[Any], kwargs: dict[str, Any], nums: Sequence[i
     static too, as JAX's `grad` closes over it: `arange(n)` works in
     `jit(grad(f), static_argnums=1)(x, n)`, and the enclosing trace, built once,
     caches the compilation."""
+    nested = innermost_trace() is not None
     static_positions = frozenset(
         i
         for i, value in enumerate(args)
-        if i not in nums and type(value) in (bool, int, float) and innermost_trace() is not None
+        if nested and i not in nums and type(value) in (bool, int, float)
     )
     if not kwargs and not static_positions:
         return list(args), [], None

@@ -36,11 +36,11 @@ from tidu_mlir.tracing import (
     Trace,
     Tracer,
     TracingError,
-    as_traceable_array,
     as_tracer,
     constant,
     current_trace,
     emit,
+    traceable_dtype,
 )
 
 P = ParamSpec("P")
@@ -123,7 +123,7 @@ def _result_dtype(*values: Any) -> np.dtype:
     """numpy's promotion (small integer types widened as arguments are)."""
     dtype = np.result_type(*(_weak_dtype(v) for v in values))
     try:
-        return as_traceable_array(np.zeros((), dtype)).dtype
+        return traceable_dtype(dtype)
     except TypeError as error:
         raise TypeError(f"a traced result {error}") from None
 
@@ -1832,7 +1832,7 @@ def take_along_axis(arr: Any, indices: Any, axis: Any) -> Tracer:
     shape = tuple(index.shape[i] if i == position else n for i, n in enumerate(others))
     x = _broadcast(x, tuple(size if i == position else n for i, n in enumerate(shape)))
     index = _in_range(_broadcast(index, shape), size)
-    strides = [math.prod(x.shape[i + 1 :]) for i in range(x.ndim)]
+    strides = _strides(x.shape)
     flat = multiply(index, strides[position])
     for i in range(x.ndim):
         if i != position and shape[i] > 1:

@@ -51,18 +51,25 @@ _WIDENED_DTYPES = {
 all their values (an image of uint8 pixels is traced as int32)."""
 
 
-def as_traceable_array(value: Any) -> np.ndarray:
-    """`value` as a numpy array of a traceable dtype (small integer types widened
-    losslessly); a TypeError for anything else (strings, objects, uint64, float16)."""
-    array = np.asarray(value)
-    if array.dtype in TRACEABLE_DTYPES:
-        return array
-    if array.dtype in _WIDENED_DTYPES:
-        return array.astype(_WIDENED_DTYPES[array.dtype])
+def traceable_dtype(dtype: np.dtype) -> np.dtype:
+    """The traceable dtype holding every value of `dtype` (itself, or a wider
+    signed integer type); a TypeError for anything else (strings, objects,
+    uint64, float16)."""
+    if dtype in TRACEABLE_DTYPES:
+        return dtype
+    if dtype in _WIDENED_DTYPES:
+        return _WIDENED_DTYPES[dtype]
     raise TypeError(
-        f"has dtype {array.dtype}; tidu traces float32, float64, complex64, complex128, "
+        f"has dtype {dtype}; tidu traces float32, float64, complex64, complex128, "
         "int32, int64 and bool arrays (convert with .astype)"
     )
+
+
+def as_traceable_array(value: Any) -> np.ndarray:
+    """`value` as a numpy array of a traceable dtype (`traceable_dtype`)."""
+    array = np.asarray(value)
+    dtype = traceable_dtype(array.dtype)
+    return array if dtype == array.dtype else array.astype(dtype)
 
 
 class TracingError(TypeError):
