@@ -1,6 +1,6 @@
 """`ArrayOperators`: numpy's operators and array methods for any array class.
 
-The mixin defines `+ - * / ** @`, unary `- + abs`, comparisons, indexing and
+The mixin defines `+ - * / ** @`, unary `- + abs`, comparisons, `& | ^ ~`, indexing and
 the methods numpy arrays have (`.T`, `.sum()`, `.reshape()`, ...) once, for
 `tidu_mlir.tracing.Tracer` and `tidu_mlir.eager.Tensor`. Each operator calls
 the numpy-named function of the same meaning (`add`, `matmul`, `getitem`,
@@ -102,6 +102,28 @@ class ArrayOperators:
 
     def __ne__(self, other: Any) -> Self:  # type: ignore[override]
         return self._functions.not_equal(self, other)
+
+    # Boolean operators (numpy's bitwise functions, on booleans only here).
+    def __and__(self, other: Any) -> Self:
+        return self._functions.bitwise_and(self, other)
+
+    def __rand__(self, other: Any) -> Self:
+        return self._functions.bitwise_and(other, self)
+
+    def __or__(self, other: Any) -> Self:
+        return self._functions.bitwise_or(self, other)
+
+    def __ror__(self, other: Any) -> Self:
+        return self._functions.bitwise_or(other, self)
+
+    def __xor__(self, other: Any) -> Self:
+        return self._functions.bitwise_xor(self, other)
+
+    def __rxor__(self, other: Any) -> Self:
+        return self._functions.bitwise_xor(other, self)
+
+    def __invert__(self) -> Self:
+        return self._functions.invert(self)
 
     def __getitem__(self, index: Any) -> Self:
         return self._functions.getitem(self, index)

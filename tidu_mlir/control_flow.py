@@ -139,12 +139,15 @@ def while_loop(
     """`jax.lax.while_loop`: `val = body_fun(val)` while `cond_fun(val)`; the
     final `val` (a pytree). `cond_fun` returns a 0-d boolean.
 
-    Without `max_steps` it is a `prim.while`: the trip count is free, forward
-    mode (`jvp`, `jacfwd`) goes through it, reverse mode raises (as in JAX).
-    With `max_steps` (a tidu extension) it is a `scan` of `max_steps` steps,
-    each `cond(cond_fun(val), body_fun, identity, val)`: the body runs only
-    while `cond_fun` holds, and reverse mode (`grad`, `vjp`) goes through it,
-    the residuals of every step stored (memory bounded by `max_steps`). If
+    Without `max_steps` it is a `prim.while`: the trip count is free; forward
+    and reverse mode go through it (unlike JAX: reverse mode records each
+    iteration's residuals in tapes that grow as the loop runs, then runs the
+    transposed body as many times, backwards); forward-over-reverse
+    (`hessian`) does not yet. With `max_steps` (a tidu extension) it is a
+    `scan` of `max_steps` steps, each `cond(cond_fun(val), body_fun,
+    identity, val)`: the body runs only while `cond_fun` holds, every mode
+    goes through it, the residuals of every step stored (memory bounded by
+    `max_steps`). If
     `cond_fun` still holds after `max_steps` steps, using the result raises
     `RuntimeError` at run time (a `prim.check` on every leaf, also on the
     derivatives taken through it): never a silently truncated loop."""

@@ -64,7 +64,8 @@ __all__ = [
     "hypot", "isfinite", "isnan", "isinf", "any", "all", "floor", "ceil", "rint", "trunc",
     "round", "argmax", "argmin", "cumsum", "cumprod", "prod", "expm1", "argsort", "sort", "take",
     "take_along_axis", "logaddexp", "outer", "inner", "vdot", "tensordot",
-    "kron", "cross",
+    "kron", "cross", "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "invert",
 ]  # fmt: skip
 
 pi, e, inf, nan = np.pi, np.e, np.inf, np.nan
@@ -364,6 +365,97 @@ greater = _comparison("gt")
 greater_equal = _comparison("ge")
 equal = _comparison("eq")
 not_equal = _comparison("ne")
+
+
+def _truth_values(x: Any, y: Any) -> tuple[Trace, Tracer, Tracer]:
+    """The trace and both operands as boolean tracers of their common shape
+    (non-boolean values are `x != 0`)."""
+    trace = _find_trace((x, y))
+    assert trace is not None
+    common = np.broadcast_shapes(shape(x), shape(y))
+    a, b = (_broadcast(_truth(trace, v), common) for v in (x, y))
+    return trace, a, b
+
+
+def _truth(trace: Trace, x: Any) -> Tracer:
+    if isinstance(x, Tracer):
+        return trace.adopt(x if x.dtype == np.bool_ else not_equal(x, 0))
+    return constant(trace, np.asarray(x) != 0, np.dtype(np.bool_))
+
+
+def _choose(trace: Trace, pred: Tracer, a: Tracer | bool, b: Tracer | bool) -> Tracer:
+    """`a if pred else b` elementwise (a Python bool broadcast to `pred`'s shape)."""
+    a, b = (
+        v if isinstance(v, Tracer) else _broadcast(_truth(trace, v), pred.shape) for v in (a, b)
+    )
+    return emit(trace, prim.SelectOp(pred.value, a.value, b.value))
+
+
+@_numpy_when_concrete(np.logical_and)
+def logical_and(x: Any, y: Any) -> Tracer:
+    """Elementwise `x and y` (truth values)."""
+    trace, a, b = _truth_values(x, y)
+    return _choose(trace, a, b, False)
+
+
+@_numpy_when_concrete(np.logical_or)
+def logical_or(x: Any, y: Any) -> Tracer:
+    """Elementwise `x or y` (truth values)."""
+    trace, a, b = _truth_values(x, y)
+    return _choose(trace, a, True, b)
+
+
+@_numpy_when_concrete(np.logical_xor)
+def logical_xor(x: Any, y: Any) -> Tracer:
+    """Elementwise `x != y` of truth values."""
+    trace, a, b = _truth_values(x, y)
+    return _choose(trace, a, logical_not(b), b)
+
+
+@_numpy_when_concrete(np.logical_not)
+def logical_not(x: Any) -> Tracer:
+    """Elementwise `not x` (truth values)."""
+    trace, a, _ = _truth_values(x, False)
+    return _choose(trace, a, False, True)
+
+
+def _booleans_only(name: str, *args: Any) -> None:
+    """The bitwise functions (`&`, `|`, `^`, `~`) take booleans only here."""
+    for arg in args:
+        kind = np.result_type(arg).kind if not isinstance(arg, Tracer) else arg.dtype.kind
+        if kind != "b" and not isinstance(arg, bool):
+            raise TypeError(
+                f"{name} is supported on boolean arrays only, got dtype {np.result_type(arg)}; "
+                "tidu has no integer bitwise operations"
+            )
+
+
+@_numpy_when_concrete(np.bitwise_and)
+def bitwise_and(x: Any, y: Any) -> Tracer:
+    """`x & y` of boolean arrays (`logical_and`)."""
+    _booleans_only("bitwise_and (&)", x, y)
+    return logical_and(x, y)
+
+
+@_numpy_when_concrete(np.bitwise_or)
+def bitwise_or(x: Any, y: Any) -> Tracer:
+    """`x | y` of boolean arrays (`logical_or`)."""
+    _booleans_only("bitwise_or (|)", x, y)
+    return logical_or(x, y)
+
+
+@_numpy_when_concrete(np.bitwise_xor)
+def bitwise_xor(x: Any, y: Any) -> Tracer:
+    """`x ^ y` of boolean arrays (`logical_xor`)."""
+    _booleans_only("bitwise_xor (^)", x, y)
+    return logical_xor(x, y)
+
+
+@_numpy_when_concrete(np.invert)
+def invert(x: Any) -> Tracer:
+    """`~x` of a boolean array (`logical_not`)."""
+    _booleans_only("invert (~)", x)
+    return logical_not(x)
 
 
 @_numpy_when_concrete(prim.SelectOp.reference)

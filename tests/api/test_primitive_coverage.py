@@ -60,6 +60,12 @@ SAMPLES: dict[type[prim.PrimOp], tuple[Callable[..., Any], tuple[ArraySpec, ...]
     prim.ScanOp: (lambda x: td.lax.scan(lambda c, row: (c * row, c), x[0], x), (REAL,)),
     prim.CondOp: (lambda x: td.lax.cond(tnp.sum(x) > 0.0, tnp.sin, tnp.cos, x), (REAL,)),
     prim.WhileOp: (lambda x: td.lax.while_loop(lambda v: tnp.sum(v) > 1.0, tnp.sin, x), (REAL,)),
+    prim.RecordWhileOp: (  # reverse mode through a while loop
+        lambda x: td.grad(
+            lambda v: tnp.sum(td.lax.while_loop(lambda u: tnp.sum(u) > 1.0, tnp.sin, v))
+        )(x),
+        (REAL,),
+    ),
     prim.CheckOp: (
         lambda x: td.lax.while_loop(lambda v: tnp.sum(v) > 1.0, tnp.sin, x, max_steps=3),
         (REAL,),

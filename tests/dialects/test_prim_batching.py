@@ -15,12 +15,14 @@ from typing import TypeVar
 
 import numpy as np
 import pytest
-from xdsl.dialects.builtin import ComplexType, TensorType, f32, f64, i1, i32, i64
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ComplexType, TensorType, f32, f64, i1, i32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from tidu_mlir.ad import batch_region
 from tidu_mlir.dialects import prim
 from tidu_mlir.dialects.prim import PrimOp
+from tidu_mlir.dialects.prim.control.bodies import region_from
+from tidu_mlir.interfaces import batched_type
 
 SIZE = 3
 OpT = TypeVar("OpT", bound=Operation)
@@ -44,6 +46,7 @@ KINDS: dict[str, tuple[Attribute, Sampler]] = {
     # indices and starts: negative, out of range and repeated ones
     "i32": (i32, lambda rng, s: rng.integers(-6, 7, s, dtype=np.int32)),
     "i64": (i64, lambda rng, s: rng.integers(-6, 7, s, dtype=np.int64)),
+    "zero_i64": (i64, lambda rng, s: np.zeros(s, np.int64)),  # a loop counter's start
 }
 
 
@@ -95,6 +98,22 @@ def _while(c: SSAValue, k: SSAValue) -> prim.WhileOp:
     return prim.WhileOp.from_regions([c], [k], before, body)
 
 
+def _record_while(c: SSAValue, n: SSAValue, k: SSAValue) -> prim.RecordWhileOp:
+    """Scale c by k twice (n counts from 0, the same trip count for every
+    example), recording sin(c) and n at each iteration."""
+
+    def before(c: SSAValue, n: SSAValue, k: SSAValue) -> list[Operation]:
+        two = prim.ConstantOp.from_value(np.asarray(2), TensorType(i64, []))
+        return [prim.CompareOp("lt", n, two)]
+
+    def body(c: SSAValue, n: SSAValue, k: SSAValue) -> list[Operation | SSAValue]:
+        one = prim.ConstantOp.from_value(np.asarray(1), TensorType(i64, []))
+        return [prim.MulOp(c, k), prim.AddOp(n, one), prim.SinOp(c), n]
+
+    types = [c.type, n.type, k.type]
+    return prim.RecordWhileOp([c, n], [k], region_from(types, before), region_from(types, body))
+
+
 CASES: dict[type[PrimOp], list[Sample]] = {
     prim.AddOp: [Sample(prim.AddOp, _same("c128", S23, 2))],
     prim.ScanOp: [
@@ -103,6 +122,7 @@ CASES: dict[type[PrimOp], list[Sample]] = {
     ],
     prim.CondOp: [Sample(_cond, [("bool", ()), ("f64", S23), ("f64", S23)])],
     prim.WhileOp: [Sample(_while, [("pos", S23), ("pos", S23)])],
+    prim.RecordWhileOp: [Sample(_record_while, [("pos", S23), ("zero_i64", ()), ("pos", S23)])],
     prim.SubOp: [Sample(prim.SubOp, _same("f32", S23, 2))],
     prim.MulOp: [Sample(prim.MulOp, _same("c64", S23, 2))],
     prim.NegOp: [Sample(prim.NegOp, _same("c128", S23, 1))],
@@ -314,13 +334,14 @@ def batch_and_compare(sample: Sample, batched: Sequence[bool], seed: int = 0) ->
 
     for index, (output, result) in enumerate(zip(outputs, op.results, strict=True)):
         assert isinstance(result.type, TensorType)
-        expected_type = TensorType(result.type.get_element_type(), [SIZE, *result.type.get_shape()])
-        assert output.type == expected_type, f"{op.name} result #{index}: {output.type}"
+        assert output.type == batched_type(result.type, SIZE), f"{op.name} result #{index}"
         per_example = [
             op.evaluate(*(a[n] if b else a for a, b in zip(arrays, batched, strict=True)))[index]
             for n in range(SIZE)
         ]
-        _check(env[output], np.stack(per_example), f"{op.name} batched={list(batched)}")
+        axis = 1 if result.type.get_shape()[:1] == (DYNAMIC_INDEX,) else 0  # a tape: behind
+        stacked = np.stack(per_example, axis=axis)
+        _check(env[output], stacked, f"{op.name} batched={list(batched)}")
     return ctx.ops
 
 

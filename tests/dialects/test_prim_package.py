@@ -21,6 +21,7 @@ from xdsl.traits import Pure
 
 from tidu_mlir.dialects import prim
 from tidu_mlir.dialects.prim import NotLinear, PrimOp, UnaryLinear
+from tidu_mlir.dialects.prim.control.bodies import region_from
 from tidu_mlir.interfaces import Batchable, RecomputeCost
 from tidu_mlir.interp import evaluate_ops
 
@@ -66,7 +67,7 @@ def test_op_class_is_complete(op_class: type[PrimOp]) -> None:
 
 def test_contractions_and_reductions_are_saved_not_recomputed() -> None:
     expensive = {k for k in prim.PRIM_OPS if not k.get_trait(RecomputeCost).cheap}
-    loops = {prim.ScanOp, prim.CondOp, prim.WhileOp}  # their cost is their regions'
+    loops = {prim.ScanOp, prim.CondOp, prim.WhileOp, prim.RecordWhileOp}  # their regions'
     arg_ops = {prim.ArgMaxOp, prim.ArgMinOp, prim.ArgsortOp}  # reductions and a sort
     assert expensive == {prim.DotGeneralOp, prim.ReduceSumOp, prim.ReduceMaxOp, *arg_ops, *loops}
 
@@ -180,6 +181,34 @@ CASES: dict[type[PrimOp], tuple[Build, Sequence[np.ndarray], dict[str, Any]]] = 
         (X3,),
         {"carries": 1, "cond": lambda c: [False], "body": lambda c: [np.sin(c)]},
     ),
+    prim.RecordWhileOp: (
+        lambda c: prim.RecordWhileOp(
+            [c],
+            [],
+            region_from(
+                [c.type],
+                lambda c: [
+                    prim.CompareOp(
+                        "gt", prim.ReduceSumOp(c, [0]), prim.ConstantOp.from_value(np.asarray(1.0))
+                    )
+                ],
+            ),
+            region_from(
+                [c.type],
+                lambda c: [
+                    prim.MulOp(c, prim.ConstantOp.from_value(np.full(3, 0.5))),
+                    prim.SinOp(c),
+                ],
+            ),
+        ),
+        (X3,),
+        {
+            "carries": 1,
+            "cond": lambda c: [np.sum(c) > 1.0],
+            "body": lambda c: [c * 0.5, np.sin(c)],
+            "slice_shapes": [(3,)],
+        },
+    ),
     prim.CondOp: (
         lambda p, a, b: prim.CondOp.from_branches(
             p, [a, b], lambda a, b: [prim.MulOp(a, b)], lambda a, b: [prim.SinOp(b)]
@@ -247,12 +276,15 @@ def test_evaluate_matches_reference(op_class: type[PrimOp]) -> None:
     op = build(*values)
     assert isinstance(op, op_class)
     op.verify()
-    (result,) = op.evaluate(*arrays)
+    results = op.evaluate(*arrays)
     expected = op_class.reference(*arrays, **params)
-    if isinstance(expected, tuple):  # an op with several results (scan): one sampled
-        (expected,) = expected
-    assert result.shape == tuple(op.result_types[0].get_shape())
-    np.testing.assert_array_equal(result, expected)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    assert len(results) == len(expected) == len(op.result_types)
+    for result, want, typ in zip(results, expected, op.result_types, strict=True):
+        assert isinstance(typ, TensorType)
+        static = [d if d >= 0 else result.shape[0] for d in typ.get_shape()]  # a tape's length
+        assert result.shape == tuple(static)
+        np.testing.assert_array_equal(result, want)
 
 
 def test_elementwise_references_are_numpy() -> None:

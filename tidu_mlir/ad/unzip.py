@@ -21,7 +21,8 @@ the linear fragment as a primary op, reading residuals); an op tagged
 of the one `unzip` is given. L's own primary ops
 (e.g. `cos x` emitted by the JVP of `sin`) are fixed values like any other.
 Values computed from no input (constants, broadcast or not) are recomputed
-under every policy.
+under every policy, and so are ops with a result of dynamic shape (the tapes
+of a `prim.record_while`: a residual needs a static shape).
 Two walks: L's linear ops back from its outputs, then the recomputed ops back
 from the fixed values they read, stopping at saved values.
 """
@@ -33,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, StringAttr, TensorType
-from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, OpResult, Region, SSAValue
 
 from tidu_mlir.ad.context import Target, check_new_symbol, resolve_target
 from tidu_mlir.ad.linearity import verify_linearity
@@ -217,9 +218,14 @@ def _names(module: ModuleOp, primal: Fragment, name: str | None, pass_id: int) -
 
 
 def _region_aware(default: Policy) -> Policy:
-    """`default`, except for ops naming their own policy in `cg.policy`."""
+    """`default`, except for ops naming their own policy in `cg.policy`, and
+    for ops with a result of dynamic shape (a loop's tape, whose size only the
+    run knows), which are always recomputed: a residual crosses to the linear
+    graph in a buffer its caller allocates, so it must have a static shape."""
 
     def recompute(op: Operation) -> bool:
+        if any(_is_dynamic(result.type) for result in op.results):
+            return True
         name = op.attributes.get(POLICY_ATTR_NAME)
         if name is None:
             return default(op)
@@ -232,6 +238,10 @@ def _region_aware(default: Policy) -> Policy:
         return POLICIES[name.data](op)
 
     return recompute
+
+
+def _is_dynamic(typ: Attribute) -> bool:
+    return isinstance(typ, TensorType) and any(d < 0 for d in typ.get_shape())
 
 
 def _recomputed(value: SSAValue, recompute: Policy) -> bool:

@@ -8,7 +8,10 @@ op: the rule of each op class says how the op handles a new leading axis.
 
 Convention: a batched value carries the batch as its *leading* axis (axis 0,
 of extent `ctx.size`); the pass moves mapped input axes there first and
-moves outputs to their `out_axes` last, so rules see only axis 0.
+moves outputs to their `out_axes` last, so rules see only axis 0. One
+exception: a tape (a tensor whose leading axis is dynamic, one slice per
+iteration of a loop) carries the batch as axis 1, so each slice is a batched
+value (the loop writes and reads slices; it cannot stride a dynamic axis).
 """
 
 from __future__ import annotations
@@ -26,9 +29,12 @@ from tidu_mlir.interfaces.differentiable import OpT
 
 def batched_type(t: Attribute, size: int) -> TensorType:
     """The tensor type `t` with a leading batch axis of extent `size` (the type
-    of a batched value, by the convention above)."""
+    of a batched value, by the convention above; behind a tape's dynamic axis)."""
     assert isinstance(t, TensorType), f"batching maps tensor values, not {t}"
-    return TensorType(t.get_element_type(), [size, *t.get_shape()])
+    shape = t.get_shape()
+    if shape and shape[0] < 0:
+        return TensorType(t.get_element_type(), [shape[0], size, *shape[1:]])
+    return TensorType(t.get_element_type(), [size, *shape])
 
 
 class BatchRuleError(OpError):

@@ -40,12 +40,19 @@ def coerce_array(value: object, t: Attribute, what: str) -> np.ndarray:
         raise EvaluationError(f"{what} has non-tensor type {t}")
     array = np.asarray(value)
     shape = tuple(t.get_shape())
-    if array.shape != shape:
+    if not _fits(array.shape, shape):
         raise ValueError(f"{what} has shape {array.shape}, expected {shape} ({t})")
     dtype = numpy_dtype(t.get_element_type())
     if np.iscomplexobj(array) and dtype.kind != "c":
         raise ValueError(f"{what} is complex but {t} is real")
     return array.astype(dtype, copy=False)
+
+
+def _fits(actual: tuple[int, ...], expected: tuple[int, ...]) -> bool:
+    """`actual` is `expected`, a dynamic axis (-1, a tape's) matching any extent."""
+    return len(actual) == len(expected) and all(
+        e < 0 or a == e for a, e in zip(actual, expected, strict=True)
+    )
 
 
 def evaluate_op(op: Operation, env: Env) -> None:

@@ -35,6 +35,9 @@ from llvmlite import ir
 CHECKED_MALLOC = "tidu_malloc"
 """What `memref.alloc` lowers to: `malloc` that jumps to the guard on failure."""
 
+CHECKED_REALLOC = "tidu_realloc"
+"""`realloc` that jumps to the guard on failure (growing a `prim.record_while`'s tapes)."""
+
 KEY_GLOBAL = "tidu.jump_key"
 """The module global holding the process's pthread key (set at load)."""
 
@@ -78,6 +81,7 @@ def add_allocation_guards(module: ir.Module) -> None:
     and a guard per external function, if `module` calls `tidu_malloc` or a
     failure function (they are declared then)."""
     checked = module.globals.get(CHECKED_MALLOC)
+    regrow = module.globals.get(CHECKED_REALLOC)
     failures = sorted(
         (fn for fn in module.functions if fn.name.startswith(CHECK_FAILED_PREFIX)),
         key=lambda fn: fn.name,
@@ -93,6 +97,8 @@ def add_allocation_guards(module: ir.Module) -> None:
     key.initializer = ir.Constant(_I32, 0)  # pyright: ignore[reportAttributeAccessIssue] - untyped in llvmlite
     if isinstance(checked, ir.Function):
         _define_checked_malloc(module, checked, key)
+    if isinstance(regrow, ir.Function):
+        _define_checked_realloc(module, regrow, key)
     if failures:
         _define_check_failures(module, failures, key)
     for entry in entries:
@@ -109,13 +115,32 @@ def _declare(module: ir.Module, name: str, ret: ir.Type, *args: ir.Type) -> ir.F
 
 def _define_checked_malloc(module: ir.Module, fn: ir.Function, key: ir.GlobalVariable) -> None:
     malloc = _declare(module, "malloc", _PTR, _I64)
-    get_specific = _declare(module, "pthread_getspecific", _PTR, _I32)
-    longjmp = _declare(module, "longjmp", ir.VoidType(), _PTR, _I32)
-    longjmp.attributes.add("noreturn")
     fn.linkage = "internal"
     (size,) = fn.args
     builder = ir.IRBuilder(fn.append_basic_block("entry"))
-    pointer = builder.call(malloc, [size])
+    _return_unless_null(module, builder, builder.call(malloc, [size]), size, key)
+
+
+def _define_checked_realloc(module: ir.Module, fn: ir.Function, key: ir.GlobalVariable) -> None:
+    realloc = _declare(module, "realloc", _PTR, _PTR, _I64)
+    fn.linkage = "internal"
+    block, size = fn.args
+    builder = ir.IRBuilder(fn.append_basic_block("entry"))
+    _return_unless_null(module, builder, builder.call(realloc, [block, size]), size, key)
+
+
+def _return_unless_null(
+    module: ir.Module,
+    builder: ir.IRBuilder,
+    pointer: ir.Instruction,
+    size: ir.Argument,
+    key: ir.GlobalVariable,
+) -> None:
+    """Return `pointer`, an allocation of `size` bytes, or jump to the guard with
+    `FAILED` if it is NULL for a non-zero size."""
+    get_specific = _declare(module, "pthread_getspecific", _PTR, _I32)
+    longjmp = _declare(module, "longjmp", ir.VoidType(), _PTR, _I32)
+    longjmp.attributes.add("noreturn")
     is_null = builder.icmp_unsigned("==", pointer, ir.Constant(_PTR, None))
     failed = builder.and_(is_null, builder.icmp_unsigned("!=", size, ir.Constant(_I64, 0)))
     with builder.if_then(failed, likely=False):

@@ -15,7 +15,8 @@ import ctypes.util
 from collections.abc import Mapping, Sequence
 
 import llvmlite.binding as llvm_binding
-from xdsl.dialects import llvm
+from xdsl.builder import Builder
+from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
@@ -144,6 +145,22 @@ def intrinsic_suffix(typ: Attribute) -> str:
             return f"v{typ.get_shape()[0]}{intrinsic_suffix(typ.element_type)}"
         case _:
             raise ValueError(f"no intrinsic mangling for type {typ}")
+
+
+def call_external(
+    module: ModuleOp,
+    b: Builder,
+    symbol: str,
+    args: Sequence[SSAValue],
+    results: Sequence[Attribute] = (),
+) -> func.CallOp:
+    """Insert at `b` a call of the external function `symbol`, declaring it in
+    `module` (from the argument and result types) on first use."""
+    if SymbolTable.lookup_symbol(module, symbol) is None:
+        module.body.block.add_op(
+            func.FuncOp.external(symbol, [a.type for a in args], list(results))
+        )
+    return b.insert(func.CallOp(symbol, list(args), list(results)))
 
 
 def declare_functions(module: ModuleOp, declarations: dict[str, llvm.LLVMFunctionType]) -> None:

@@ -288,6 +288,7 @@ class FunctionLowering:
             carries=[self._result_buffer(v) for v in op.carries],
             spares=[self._alloc(prim.tensor_type_of(v)) for v in op.carries],
             ys=[self._result_buffer(v) for v in op.ys],
+            count=self.buffer_of(op.count) if op.count is not None else None,
         )
         emit_scan(self.loops, self.builder, op, callee, buffers)
 
@@ -306,12 +307,15 @@ class FunctionLowering:
         )
 
     def _emit_while(self, op: Operation) -> None:
-        """An `scf.while` calling the cond and the body, outlined into functions."""
-        assert isinstance(op, prim.WhileOp)
+        """An `scf.while` calling the cond and the body, outlined into functions;
+        a `prim.record_while` also fills its tapes (freed with the temporaries)."""
+        assert isinstance(op, prim.WhileOp | prim.RecordWhileOp)
         body = outline_region(op.body, self.module, self.function, "while")
         before = outline_region(op.before, self.module, self.function, "while")
         self.outlined.extend([before, body])
         carry_types = [prim.tensor_type_of(v) for v in op.carries]
+        recording = isinstance(op, prim.RecordWhileOp)
+        tapes = list(op.tapes) if recording else []
         buffers = WhileBuffers(
             init=[self.buffer_of(v) for v in op.init],
             consts=[self.buffer_of(v) for v in op.consts],
@@ -319,8 +323,13 @@ class FunctionLowering:
             current=[self._alloc(t) for t in carry_types],
             following=[self._alloc(t) for t in carry_types],
             flag=self._alloc(TensorType(i1, [])),
+            count=self._result_buffer(op.count) if recording else None,
+            tapes=[_tape_buffer_type(tape) for tape in tapes],
         )
-        emit_while(self.builder, (before, body), buffers)
+        refs = emit_while(self.module, self.builder, (before, body), buffers)
+        for tape, ref in zip(tapes, refs, strict=True):
+            self.buffers[tape] = Buffer(ref, prim.is_complex(prim.element_type_of(tape.type)))
+            self.temporaries.append(ref)
 
     def _emit_cluster(self, cluster: Cluster) -> None:
         outputs = {value: self._result_buffer(value) for value in cluster.escaping_values()}
@@ -352,6 +361,12 @@ def _reshaped(buffer: Buffer, typ: TensorType, point: InsertPoint) -> Buffer:
     return Buffer(cast.results[0], is_complex)
 
 
+def _tape_buffer_type(tape: SSAValue) -> MemRefType:
+    """The buffer type of a `prim.record_while` tape (`memref<?x...>`)."""
+    typ = prim.tensor_type_of(tape)
+    return buffer_memref_type(typ.get_element_type(), typ.get_shape())[0]
+
+
 def _is_computed(value: SSAValue) -> bool:
     """Whether `value` is computed by an emitted prim op (not a function input or a
     constant), so it can be computed into a given buffer."""
@@ -374,6 +389,7 @@ _EMITTERS: dict[type[Operation], Handler] = {
     prim.ScanOp: FunctionLowering._emit_scan,
     prim.CondOp: FunctionLowering._emit_cond,
     prim.WhileOp: FunctionLowering._emit_while,
+    prim.RecordWhileOp: FunctionLowering._emit_while,
     **dict.fromkeys(KERNELS, FunctionLowering._emit_kernel),
 }
 """Prim ops emitted one at a time, outside the fused loop nests."""

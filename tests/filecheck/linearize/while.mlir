@@ -1,13 +1,16 @@
 // REQUIRES: prim-ad-rules
 // RUN: tidu-opt %s -p 'linearize{graph=@f wrt=x}' | filecheck %s
 // RUN: tidu-opt %s -p 'linearize{graph=@f wrt=x}' -o %t && tidu-run %t --backend interp --entry @f::@jvp1 --arg 1.5 --arg 1.0 | filecheck %s --check-prefix=VALUE
-// RUN: not tidu-opt %s -p 'linearize{graph=@f wrt=x},linear-transpose{graph=@f::@jvp1}' 2>&1 | filecheck %s --check-prefix=REVERSE
+// RUN: tidu-opt %s -p 'linearize{graph=@f wrt=x},linear-transpose{graph=@f::@jvp1}' | filecheck %s --check-prefix=REVERSE
+// RUN: tidu-opt %s -p 'linearize{graph=@f wrt=x},linear-transpose{graph=@f::@jvp1}' -o %t2 && tidu-run %t2 --entry @f::@jvp1::@vjp2 --arg 1.5 --arg 1.0 | filecheck %s --check-prefix=VALUE
 
-// The JVP of a while loop is one while loop carrying the primal carry and its
-// tangent: its cond reads the primal carry only, its body is the body's
-// forward part (c * c, residual c) then its linear part (2 c dc). Forward
-// mode runs it; it is not linear (the primal carry evolves), so transposing
-// it is refused with the reason.
+// The JVP of a while loop is its unzip: a prim.record_while runs the body's
+// forward part (c * c), recording per iteration the predicate it started with
+// and the residual c in tapes (tensor<?x...>) and counting the iterations;
+// then a scan over those tapes, as many times as counted, runs the body's
+// linear part (2 c dc), kept only where the recorded predicate held. That
+// scan is linear, so linear-transpose reverses it: reverse mode through a
+// loop whose trip count only the run knows.
 builtin.module {
   cg.graph @f {
     %x = cg.input #cg.key<"x"> : tensor<f64>
@@ -27,15 +30,19 @@ builtin.module {
 
 // CHECK:      cg.linear @jvp1 pass 1 active [true] {
 // CHECK-NEXT:   %dx = cg.input #cg.tangent<#cg.key<"x">, 1> : tensor<f64>
-// CHECK-NEXT:   %[[R:[0-9]+]], %[[DR:[0-9]+]] = prim.while init(%x, %dx) consts(%limit) {role = #cg.linearized<[fixed, active, fixed]>} : (tensor<f64>, tensor<f64>) (tensor<f64>) -> (tensor<f64>, tensor<f64>) cond {
-// CHECK-NEXT:   ^bb0(%[[C:[a-z0-9_]+]]: tensor<f64>, %{{[a-z0-9_]+}}: tensor<f64>, %[[K:[a-z0-9_]+]]: tensor<f64>):
-// CHECK-NEXT:     %{{.*}} = prim.compare lt, %[[C]], %[[K]] : tensor<f64>
+// CHECK-NEXT:   %{{[0-9]+}}, %[[N:[0-9]+]], %[[HELD:[0-9]+]], %[[TAPE:[0-9]+]] = prim.record_while init(%x) consts(%limit) : (tensor<f64>) (tensor<f64>) -> (tensor<f64>) tensor<i64>(tensor<?xi1>, tensor<?xf64>) cond {
 // CHECK:        } do {
-// CHECK:          prim.mul
-// CHECK:          prim.mul {{.*}} {role = #cg.linearized<[fixed, active]>}
-// CHECK:          prim.yield
+// CHECK-NEXT:   ^bb0(%[[C:[0-9]+]]: tensor<f64>, %[[K:[0-9]+]]: tensor<f64>):
+// CHECK-NEXT:     %[[SQ:[a-z0-9_]+]] = prim.mul %[[C]], %[[C]] : tensor<f64>
+// CHECK-NEXT:     %[[P:[a-z0-9_]+]] = prim.compare lt, %[[C]], %[[K]] : tensor<f64>
+// CHECK-NEXT:     prim.yield %[[SQ]], %[[P]], %[[C]] : tensor<f64>, tensor<i1>, tensor<f64>
+// CHECK:        %[[DR:[0-9]+]] = prim.scan count(%[[N]] : tensor<i64>) init(%dx) xs(%[[HELD]], %[[TAPE]]) consts() {role = #cg.linearized<[active, fixed, fixed, fixed]>}
+// CHECK:          prim.select {{.*}} {role = #cg.linearized<[fixed, active, active]>} : tensor<i1>, tensor<f64>
 // CHECK:        cg.output %[[DR]] : tensor<f64>
 
-// 1.5 -> 2.25 -> 5.0625 -> 25.6289 -> 656.8: x^16, derivative 16 x^15 at 1.5.
+// REVERSE:      cg.linear @vjp2
+// REVERSE:        prim.scan count(%{{[0-9]+}} : tensor<i64>) reverse init(
+
+// 1.5 -> 2.25 -> 5.0625 -> 25.6289 -> 656.8: x^16, derivative 16 x^15 at 1.5,
+// forward (interpreted) and reverse (compiled).
 // VALUE: 7006.3
-// REVERSE: error: 'prim.while' is not linear in operand #1: reverse mode (grad, vjp, linearize) through a while loop is not supported yet

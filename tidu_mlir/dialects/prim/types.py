@@ -164,6 +164,15 @@ def check_tensor(what: str, t: Attribute, kind: str = "float or complex") -> Non
         )
 
 
+def check_tape(what: str, t: Attribute, kind: str = "float or complex") -> None:
+    """`t` is a tape: a ranked tensor whose leading axis is dynamic (one slice
+    per iteration of a loop whose trip count is known only at run time) and
+    whose other axes are static, with elements of `kind`."""
+    if not isinstance(t, TensorType) or not t.get_shape() or t.get_shape()[0] >= 0:
+        raise VerifyException(f"{what} must be a tensor with a dynamic leading axis, got {t}")
+    check_tensor(what, TensorType(t.get_element_type(), t.get_shape()[1:]), kind)
+
+
 def check_same_type(what: str, actual: Attribute, expected: Attribute) -> None:
     """`actual` is exactly `expected`."""
     if actual != expected:
@@ -218,6 +227,7 @@ __all__ = [
     "check_same_element_type",
     "check_same_type",
     "check_shape",
+    "check_tape",
     "check_tensor",
     "complex_type",
     "element_type_of",

@@ -47,7 +47,7 @@ class InScanCondOrWhile(OpTrait):
             raise VerifyException(f"'{op.name}' expects parent op {', '.join(sorted(REGION_OPS))}")
 
 
-REGION_OPS = frozenset({"prim.scan", "prim.cond", "prim.while"})
+REGION_OPS = frozenset({"prim.scan", "prim.cond", "prim.while", "prim.record_while"})
 """The ops whose regions `prim.yield` terminates."""
 
 
@@ -150,6 +150,11 @@ def rebuilt(
     yielded = clone_into(block, body, args_of_body(block.args))
     block.add_op(YieldOp(finish(block, block.args, yielded)))
     return Region(block)
+
+
+def copied(body: Region) -> Region:
+    """A copy of `body` (a region belongs to one op)."""
+    return rebuilt(body, argument_types(body), lambda args: args, lambda _, __, ys: ys)
 
 
 def argument_types(body: Region) -> list[Attribute]:
@@ -256,3 +261,22 @@ def linearize_carried(
         ]
         linearized = ctx.linearize_body(body, active)
     return linearized, active
+
+
+def selected_yields(body: Region, keep: Sequence[int]) -> Region:
+    """`body` yielding only the values at the `keep` positions."""
+    return rebuilt(
+        body, argument_types(body), lambda args: args, lambda _, __, ys: [ys[i] for i in keep]
+    )
+
+
+def reordered(body: Region, order: Sequence[int]) -> Region:
+    """`body` whose argument `k` is the old argument `order[k]`."""
+    types = argument_types(body)
+    inverse = {old: new for new, old in enumerate(order)}
+    return rebuilt(
+        body,
+        [types[i] for i in order],
+        lambda args: [args[inverse[i]] for i in range(len(types))],
+        lambda _, __, ys: ys,
+    )

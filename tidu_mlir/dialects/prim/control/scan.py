@@ -6,7 +6,13 @@
       prim.yield %c_next, %y : T, Y
     }
 
-The body runs `length` times (last to first with `reverse`). Its arguments
+The body runs `length` times (last to first with `reverse`). A scan built by
+the AD rules of `prim.while` has a trip count known only at run time: it
+has no `length`; a 0-d i64 operand `count` gives it, and each of its `xs` is
+a tape of `prim.record_while` (type `tensor<?x...>`, one slice per iteration):
+
+    prim.scan count(%n : tensor<i64>) init(%t0) xs(%tape) consts() : ...
+ Its arguments
 are the carries (initially `init`), one slice `xs[i]` of each scanned operand
 (leading axis `length`), and the loop-invariant `consts`; it yields the new
 carries, then one slice of each stacked result `ys` (leading axis `length`).
@@ -27,14 +33,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import I64, IntegerAttr, TensorType, UnitAttr, i64
+from xdsl.dialects.builtin import DYNAMIC_INDEX, I64, IntegerAttr, TensorType, UnitAttr, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     AttrSizedResultSegments,
     irdl_op_definition,
+    opt_operand_def,
     opt_prop_def,
-    prop_def,
     region_def,
     traits_def,
     var_operand_def,
@@ -56,8 +62,10 @@ from tidu_mlir.dialects.prim.control.bodies import (
     padded_yields,
     rebuilt,
     region_from,
+    reordered,
     roles_are_linear,
     run_region,
+    selected_yields,
 )
 from tidu_mlir.dialects.prim.core import (
     emit_transpose,
@@ -65,8 +73,15 @@ from tidu_mlir.dialects.prim.core import (
     or_zeros,
     zeros_like,
 )
+from tidu_mlir.dialects.prim.structural import ReduceMaxOp
 from tidu_mlir.dialects.prim.syntax import RoleSpec, role_attributes
-from tidu_mlir.dialects.prim.types import check_tensor, tensor_type_of
+from tidu_mlir.dialects.prim.types import (
+    check_shape,
+    check_tape,
+    check_tensor,
+    shape_of,
+    tensor_type_of,
+)
 from tidu_mlir.interfaces import (
     ADRuleError,
     BatchContext,
@@ -82,8 +97,13 @@ def _sliced(t: Attribute) -> TensorType:
     return TensorType(t.get_element_type(), t.get_shape()[1:])
 
 
+DYNAMIC_LENGTH = DYNAMIC_INDEX
+"""The trip count of a scan that has a `count` operand (and the length of a tape)."""
+
+
 def _stacked(t: Attribute, length: int) -> TensorType:
-    """The type of `length` slices of type `t` stacked along a new leading axis."""
+    """The type of `length` slices of type `t` stacked along a new leading axis
+    (`DYNAMIC_LENGTH`: a dynamic axis, a tape)."""
     assert isinstance(t, TensorType)
     return TensorType(t.get_element_type(), [length, *t.get_shape()])
 
@@ -97,9 +117,10 @@ class ScanOp(PrimOp):
     init = var_operand_def()
     xs = var_operand_def()
     consts = var_operand_def()
+    count = opt_operand_def()
     carries = var_result_def()
     ys = var_result_def()
-    length = prop_def(IntegerAttr[I64])
+    length = opt_prop_def(IntegerAttr[I64])
     reverse = opt_prop_def(UnitAttr)
     body = region_def("single_block")
 
@@ -110,7 +131,8 @@ class ScanOp(PrimOp):
     traits = traits_def(Pure(), RecomputeCost(cheap=False), IsolatedFromAbove())
 
     assembly_format = (
-        "`length` $length (`reverse` $reverse^)? `init` `(` $init `)` `xs` `(` $xs `)` "
+        "(`length` $length^)? (`count` `(` $count^ `:` type($count) `)`)? (`reverse` $reverse^)? "
+        "`init` `(` $init `)` `xs` `(` $xs `)` "
         "`consts` `(` $consts `)` attr-dict `:` `(` type($init) `)` `(` type($xs) `)` "
         "`(` type($consts) `)` `->` `(` type($carries) `)` `(` type($ys) `)` $body"
     )
@@ -121,19 +143,24 @@ class ScanOp(PrimOp):
         xs: Sequence[SSAValue],
         consts: Sequence[SSAValue],
         body: Region,
-        length: int,
+        length: int | SSAValue,
         reverse: bool = False,
         *,
         role: RoleSpec = None,
     ):
+        """`length`: the trip count, or the 0-d i64 value holding it (a dynamic scan)."""
         terminator = body.block.last_op
         assert terminator is not None, "a scan body ends with prim.yield"
-        ys_types = [_stacked(v.type, length) for v in terminator.operands[len(init) :]]
-        properties: dict[str, Attribute] = {"length": IntegerAttr(length, i64)}
+        count = [length] if isinstance(length, SSAValue) else []
+        static = DYNAMIC_LENGTH if isinstance(length, SSAValue) else length
+        ys_types = [_stacked(v.type, static) for v in terminator.operands[len(init) :]]
+        properties: dict[str, Attribute] = {}
+        if not isinstance(length, SSAValue):
+            properties["length"] = IntegerAttr(length, i64)
         if reverse:
             properties["reverse"] = UnitAttr()
         super().__init__(
-            operands=[list(init), list(xs), list(consts)],
+            operands=[list(init), list(xs), list(consts), count],
             result_types=[[v.type for v in init], ys_types],
             properties=properties,
             regions=[body],
@@ -145,7 +172,7 @@ class ScanOp(PrimOp):
         init: Sequence[SSAValue],
         xs: Sequence[SSAValue],
         consts: Sequence[SSAValue],
-        length: int,
+        length: int | SSAValue,
         body: Callable[..., Sequence[SSAValue | Operation]],
         reverse: bool = False,
     ) -> ScanOp:
@@ -163,7 +190,19 @@ class ScanOp(PrimOp):
 
     @property
     def trip_count(self) -> int:
-        return self.length.value.data
+        """The static trip count (`DYNAMIC_LENGTH` for a dynamic scan)."""
+        return self.length.value.data if self.length is not None else DYNAMIC_LENGTH
+
+    @property
+    def extent(self) -> int | SSAValue:
+        """The trip count, or the value holding it (the `length` of a new scan
+        running as many times as this one)."""
+        return self.count if self.count is not None else self.trip_count
+
+    @property
+    def body_operands(self) -> list[SSAValue]:
+        """The operands bound to the body's arguments (all but `count`)."""
+        return [*self.init, *self.xs, *self.consts]
 
     @property
     def is_reverse(self) -> bool:
@@ -177,15 +216,19 @@ class ScanOp(PrimOp):
 
     def verify_types(self) -> None:
         length = self.trip_count
-        if length < 0:
-            raise VerifyException(f"scan length must be non-negative, got {length}")
+        self._verify_length(length)
         for index, value in enumerate(self.xs):
-            check_tensor(f"xs #{index}", value.type)
+            what = f"xs #{index}"
+            if self.count is None:
+                check_tensor(what, value.type)
+            else:
+                check_tape(what, value.type, "any")
             shape = tensor_type_of(value).get_shape()
             if not shape or shape[0] != length:
+                described = "dynamic (a tape)" if self.count is not None else f"{length}"
                 raise VerifyException(
-                    f"xs #{index} of type {value.type} must have a leading axis of the scan "
-                    f"length {length}"
+                    f"{what} of type {value.type} must have a leading axis of the scan "
+                    f"length {described}"
                 )
         expected = [
             *(v.type for v in self.init),
@@ -207,6 +250,18 @@ class ScanOp(PrimOp):
         ys = [_stacked(t, length) for t in yielded[len(carries) :]]
         check_types("ys result", [r.type for r in self.ys], ys)
 
+    def _verify_length(self, length: int) -> None:
+        if (self.length is None) == (self.count is None):
+            raise VerifyException("a scan has either a length or a count operand")
+        if self.count is None:
+            if length < 0:
+                raise VerifyException(f"scan length must be non-negative, got {length}")
+            return
+        check_tensor("count", self.count.type, "integer")
+        check_shape("count", shape_of(self.count), ())
+        if self.ys:
+            raise VerifyException("a scan with a count operand stacks no ys")
+
     # ----- semantics ----------------------------------------------------------
 
     @staticmethod
@@ -221,7 +276,10 @@ class ScanOp(PrimOp):
     ) -> tuple[Any, ...]:
         """`carry, y = body(*carry, *(x[i] for x in xs), *consts)` for i in
         `range(length)` (reversed with `reverse`); the last carry and the `y`s
-        stacked by `i`."""
+        stacked by `i`. A dynamic scan (`length` -1) runs as many times as its
+        last operand, `count`, says."""
+        if length == DYNAMIC_LENGTH:
+            length, operands = int(operands[-1]), operands[:-1]
         carry = list(operands[:carries])
         scanned = operands[carries : carries + xs]
         consts = operands[carries + xs :]
@@ -255,6 +313,8 @@ class ScanOp(PrimOp):
     # ----- AD -------------------------------------------------------------------
 
     def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
+        if self.count is not None:
+            raise ADRuleError("jvp", self, _DYNAMIC_JVP)
         carries, xs = len(self.init), len(self.xs)
         linearized, active = linearize_carried(ctx, self.body, tangents, carries)
         results = [*active[:carries], *linearized.active_results[carries:]]
@@ -265,7 +325,7 @@ class ScanOp(PrimOp):
         residuals = linearized.residual_arguments
         stacked = [i for i, arg in enumerate(residuals) if arg is None or arg < carries]
         body_results = len(self.carries) + len(self.ys)
-        forward_body = _selected_yields(
+        forward_body = selected_yields(
             linearized.forward, [*range(body_results), *(body_results + i for i in stacked)]
         )
         forward = ctx.emit(
@@ -297,7 +357,7 @@ class ScanOp(PrimOp):
                 init,
                 [*scanned_tangents, *(residual_operands[i] for i in scanned)],
                 [*const_tangents, *(residual_operands[i] for i in invariant)],
-                _reordered(linear_body, order),
+                reordered(linear_body, order),
                 self.trip_count,
                 self.is_reverse,
             )
@@ -334,7 +394,7 @@ class ScanOp(PrimOp):
                 [*seeds[carries:], *fixed_xs],
                 fixed_consts,
                 reverse_body,
-                self.trip_count,
+                self.extent,
                 not self.is_reverse,
             )
         )
@@ -349,7 +409,10 @@ class ScanOp(PrimOp):
     def is_linear_in(self, active_mask: Sequence[bool]) -> bool:
         linear = self.linear_arguments()
         carries = len(self.init)
-        for index, (active, is_linear) in enumerate(zip(active_mask, linear, strict=True)):
+        if len(active_mask) > len(linear) and any(active_mask[len(linear) :]):
+            return False  # an active count
+        body_mask = active_mask[: len(linear)]
+        for index, (active, is_linear) in enumerate(zip(body_mask, linear, strict=True)):
             if active and not is_linear:
                 return False
             fixed_start = index < carries and is_linear and not active
@@ -372,37 +435,23 @@ class ScanOp(PrimOp):
             for v, b in zip(operands[:carries], batched[:carries], strict=True)
         ]
         scanned = [
-            _swap_leading_axes(ctx, v) if b else v
+            _swap_leading_axes(ctx, v) if b and self.count is None else v
             for v, b in zip(
                 operands[carries : carries + xs], batched[carries : carries + xs], strict=True
             )
         ]
-        flags = [True] * carries + list(batched[carries:])
+        arguments = len(self.body.block.args)
+        flags = [True] * carries + list(batched[carries:arguments])
         body, batched_results = ctx.batch_body(self.body, flags)
         body = broadcast_yields(body, batched_results, ctx.size)
-        scan = ctx.emit(
-            ScanOp(init, scanned, operands[carries + xs :], body, self.trip_count, self.is_reverse)
-        )
+        consts = operands[carries + xs : arguments]
+        length: int | SSAValue = self.trip_count
+        if self.count is not None:
+            length = operands[arguments]
+            if batched[arguments]:  # the same count for every example (a batched loop's)
+                length = ctx.emit(ReduceMaxOp(length, [0])).result
+        scan = ctx.emit(ScanOp(init, scanned, consts, body, length, self.is_reverse))
         return [*scan.carries, *(_swap_leading_axes(ctx, y) for y in scan.ys)]
-
-
-def _selected_yields(body: Region, keep: Sequence[int]) -> Region:
-    """`body` yielding only the values at the `keep` positions."""
-    return rebuilt(
-        body, argument_types(body), lambda args: args, lambda _, __, ys: [ys[i] for i in keep]
-    )
-
-
-def _reordered(body: Region, order: Sequence[int]) -> Region:
-    """`body` whose argument `k` is the old argument `order[k]`."""
-    types = argument_types(body)
-    inverse = {old: new for new, old in enumerate(order)}
-    return rebuilt(
-        body,
-        [types[i] for i in order],
-        lambda args: [args[inverse[i]] for i in range(len(types))],
-        lambda _, __, ys: ys,
-    )
 
 
 def _transposed_loop_body(
@@ -445,6 +494,13 @@ def _transposed_loop_body(
         return [*cotangents[:carries], *sums, *cotangents[carries:split]]
 
     return rebuilt(body, arg_types, args_of_body, finish)
+
+
+_DYNAMIC_JVP = (
+    "forward-mode differentiation of a reverse-mode loop over a while loop's tapes "
+    "(e.g. jvp or hessian of a grad through lax.while_loop) is not supported; "
+    "use lax.while_loop(..., max_steps=N) or lax.fori_loop there"
+)
 
 
 def _swap_leading_axes(ctx: BatchContext, value: SSAValue) -> SSAValue:

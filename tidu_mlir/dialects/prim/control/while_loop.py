@@ -1,4 +1,6 @@
-"""`prim.while`: a loop whose trip count is known only at run time (see `WhileOp`)."""
+"""`prim.while`: a loop whose trip count is known only at run time (see
+`WhileOp`), and `prim.record_while`, the same loop recording per-iteration
+values in growable tapes (see `RecordWhileOp`), which its JVP rule emits."""
 
 from __future__ import annotations
 
@@ -6,12 +8,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType, f64, i1
+from xdsl.dialects.builtin import TensorType, f64, i1, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
+    AttrSizedResultSegments,
     irdl_op_definition,
     region_def,
+    result_def,
     traits_def,
     var_operand_def,
     var_result_def,
@@ -27,12 +31,16 @@ from tidu_mlir.dialects.prim.control.bodies import (
     cast_results,
     check_types,
     clone_into,
+    copied,
     linearize_carried,
     padded_yields,
+    rebuilt,
     region_from,
+    reordered,
     run_region,
     yield_types,
 )
+from tidu_mlir.dialects.prim.control.scan import DYNAMIC_LENGTH, ScanOp
 from tidu_mlir.dialects.prim.core import (
     BroadcastInDimOp,
     ConstantOp,
@@ -43,7 +51,7 @@ from tidu_mlir.dialects.prim.core import (
 from tidu_mlir.dialects.prim.elementwise import CompareOp
 from tidu_mlir.dialects.prim.structural import ReduceMaxOp
 from tidu_mlir.dialects.prim.syntax import RoleSpec, role_attributes
-from tidu_mlir.dialects.prim.types import tensor_type_of
+from tidu_mlir.dialects.prim.types import check_tape, tensor_type_of
 from tidu_mlir.interfaces import (
     ADRuleError,
     BatchContext,
@@ -51,10 +59,13 @@ from tidu_mlir.interfaces import (
     RuleContext,
 )
 
-_WHILE_REVERSE = (
-    "reverse mode (grad, vjp, linearize) through a while loop is not supported yet: its "
-    "trip count is known only at run time; forward mode (jvp, jacfwd) works, or use "
-    "lax.scan / lax.fori_loop with static bounds"
+_NOT_LINEAR = (
+    "a while loop is linear in none of its operands (its JVP records the primal "
+    "iterations, then runs a linear loop over them)"
+)
+_RECORDED_JVP = (
+    "forward-mode differentiation of a recorded while loop (e.g. jvp or hessian of a grad "
+    "through lax.while_loop) is not supported; use lax.while_loop(..., max_steps=N) there"
 )
 
 
@@ -73,13 +84,15 @@ class WhileOp(PrimOp):
         }
 
     The trip count is known only at run time. Both regions are isolated from
-    above. JVP: one while loop carrying the primal and the tangent carries
-    (its body is the body's JVP): forward mode works, but that loop is not
-    linear (its primal carries evolve), so `linear-transpose` and `unzip`
-    refuse it: reverse mode through a while loop needs its residuals stored
-    per iteration, which is not built yet. Batched on the predicate: the loop
-    runs while any example's predicate holds, and an example whose predicate
-    is false keeps its carries (`prim.select`).
+    above. JVP (the unzip of a while loop): a `prim.record_while` runs the
+    body's forward part, recording its trip count and, in growable tapes, the
+    residuals of each iteration; then a dynamic `prim.scan` runs the body's
+    linear part that many times over the tangents and the tapes. That scan
+    is linear, so `linear-transpose` reverses it (a scan over the tapes in
+    the opposite direction): reverse mode through a loop whose trip count is
+    known only at run time. Batched on the predicate: the loop runs while any
+    example's predicate holds, and an example whose predicate is false keeps
+    its carries (`prim.select`).
     """
 
     name = "prim.while"
@@ -133,11 +146,7 @@ class WhileOp(PrimOp):
             check_types(f"{label} argument", [a.type for a in region.block.args], expected)
             if not isinstance(region.block.last_op, YieldOp):
                 raise VerifyException(f"the {label} region of prim.while must end with prim.yield")
-        predicate = yield_types(self.before)
-        if len(predicate) != 1 or predicate[0] != TensorType(i1, []):
-            raise VerifyException(
-                f"the cond region must yield one tensor<i1>, got {', '.join(map(str, predicate))}"
-            )
+        _check_predicate(self.before)
         check_types("carry returned by the body", yield_types(self.body), carries)
         check_types("carry result", [r.type for r in self.carries], carries)
 
@@ -172,102 +181,286 @@ class WhileOp(PrimOp):
     def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
         carries = len(self.init)
         linearized, active = linearize_carried(ctx, self.body, tangents, carries)
+        residuals = linearized.residual_arguments
+        recorded = [i for i, arg in enumerate(residuals) if arg is None or arg < carries]
+        invariant = [arg for arg in residuals if arg is not None and arg >= carries]
+        record = ctx.emit(
+            RecordWhileOp(
+                self.init,
+                self.consts,
+                copied(self.before),
+                _recording_body(self.before, linearized.forward, carries, recorded),
+            )
+        )
         carry_types = [v.type for v in self.init]
         linear = padded_yields(
             linearized.linear, carry_types, linearized.active_results, active[:carries]
         )
-        tangent_init = [
-            or_zeros(ctx, tangents[i], self.init[i]) for i in range(carries) if active[i]
+        tangent_count, active_carries = sum(active), sum(active[:carries])
+        guarded = _guarded(linear, active_carries, tangent_count)
+        first_residual = tangent_count + 1
+        order = [
+            *range(active_carries),
+            tangent_count,
+            *(first_residual + i for i in recorded),
+            *range(active_carries, tangent_count),
+            *(first_residual + i for i, arg in enumerate(residuals) if i not in recorded),
         ]
+        init = [or_zeros(ctx, tangents[i], self.init[i]) for i in range(carries) if active[i]]
         const_tangents = [t for t in tangents[carries:] if t is not None]
         loop = ctx.emit(
-            WhileOp(
-                [*self.init, *tangent_init],
-                [*self.consts, *const_tangents],
-                _extended_cond(self.before, carries, active),
-                _jvp_loop_body(linearized.forward, linear, carries, active),
+            ScanOp(
+                init,
+                list(record.tapes),
+                [*const_tangents, *(self.operands[arg] for arg in invariant)],
+                reordered(guarded, order),
+                record.count,
             )
         )
-        tangent_results = iter(loop.carries[carries:])
+        tangent_results = iter(loop.carries)
         return [next(tangent_results) if flag else None for flag in active[:carries]]
 
     def transpose_rule(self, ctx: RuleContext, cotangents: Values) -> Values:
-        raise ADRuleError("transpose", self, _WHILE_REVERSE)
+        raise ADRuleError("transpose", self, _NOT_LINEAR)
 
     def is_linear_in(self, active_mask: Sequence[bool]) -> bool:
-        return False  # its JVP carries the primal along (see the class docstring)
+        return False
 
     def nonlinearity_note(self) -> str:
-        return _WHILE_REVERSE
+        return _NOT_LINEAR
 
     # ----- batching ---------------------------------------------------------------
 
     def batch_rule(
         self, ctx: BatchContext, operands: Sequence[SSAValue], batched: Sequence[bool]
     ) -> Sequence[SSAValue]:
-        carries = len(self.init)
-        init = [
-            v if b else broadcast_to_batch(ctx, v)
-            for v, b in zip(operands[:carries], batched[:carries], strict=True)
-        ]
-        flags = [True] * carries + list(batched[carries:])
-        before, before_batched = ctx.batch_body(self.before, flags)
-        body, body_batched = ctx.batch_body(self.body, flags)
-        body = broadcast_yields(body, body_batched, ctx.size)
-        consts = list(operands[carries:])
-        if not before_batched[0]:
-            loop = ctx.emit(WhileOp(init, consts, before, body))
-            return list(loop.carries)
-        loop = ctx.emit(WhileOp(init, consts, _any_cond(before), _masked_body(before, body)))
+        loop = ctx.emit(WhileOp(*_batched_loop(self, ctx, operands, batched)))
         return list(loop.carries)
 
 
-def _loop_layout(
-    types: Sequence[Attribute], carries: int, active: Sequence[bool]
-) -> list[Attribute]:
-    """Argument types of a JVP loop: carries, active carries' tangents, consts,
-    active consts' tangents (`types`: the original carries, then consts)."""
-    tangents = [t for t, flag in zip(types, active, strict=True) if flag]
-    active_carries = sum(active[:carries])
-    return [
-        *types[:carries],
-        *tangents[:active_carries],
-        *types[carries:],
-        *tangents[active_carries:],
+@irdl_op_definition
+class RecordWhileOp(PrimOp):
+    """A while loop that also records, per iteration, the values its body
+    yields after the new carries, in tapes (one slice per iteration):
+
+        %r, %n, %tape = prim.record_while init(%c0) consts(%k) : (T) (K)
+            -> (T) tensor<i64> (tensor<?xR>) cond {...} do {
+        ^bb0(%c: T, %k: K):
+          ...
+          prim.yield %c_next, %residual : T, R
+        }
+
+    Its results: the last carries, the trip count `%n`, and the tapes (the
+    recorded slices stacked along a leading axis of run-time length `%n`;
+    native code grows them by doubling). Emitted by the JVP rule of
+    `prim.while` for the linear loop to read; not differentiable itself.
+    """
+
+    name = "prim.record_while"
+
+    init = var_operand_def()
+    consts = var_operand_def()
+    carries = var_result_def()
+    count = result_def()
+    tapes = var_result_def()
+    before = region_def("single_block")
+    body = region_def("single_block")
+
+    irdl_options = (
+        AttrSizedOperandSegments(as_property=True),
+        AttrSizedResultSegments(as_property=True),
+    )
+    traits = traits_def(Pure(), RecomputeCost(cheap=False), IsolatedFromAbove())
+
+    assembly_format = (
+        "`init` `(` $init `)` `consts` `(` $consts `)` attr-dict `:` `(` type($init) `)` "
+        "`(` type($consts) `)` `->` `(` type($carries) `)` type($count) `(` type($tapes) `)` "
+        "`cond` $before `do` $body"
+    )
+
+    def __init__(
+        self,
+        init: Sequence[SSAValue],
+        consts: Sequence[SSAValue],
+        before: Region,
+        body: Region,
+        *,
+        role: RoleSpec = None,
+    ):
+        recorded = yield_types(body)[len(init) :]
+        super().__init__(
+            operands=[list(init), list(consts)],
+            result_types=[
+                [v.type for v in init],
+                TensorType(i64, []),
+                [_tape_type(t) for t in recorded],
+            ],
+            regions=[before, body],
+            attributes=role_attributes(role),
+        )
+
+    def verify_types(self) -> None:
+        expected = [v.type for v in (*self.init, *self.consts)]
+        carries = [v.type for v in self.init]
+        for label, region in (("cond", self.before), ("body", self.body)):
+            check_types(f"{label} argument", [a.type for a in region.block.args], expected)
+            if not isinstance(region.block.last_op, YieldOp):
+                raise VerifyException(
+                    f"the {label} region of prim.record_while must end with prim.yield"
+                )
+        _check_predicate(self.before)
+        yielded = yield_types(self.body)
+        check_types("carry returned by the body", yielded[: len(carries)], carries)
+        check_types("carry result", [r.type for r in self.carries], carries)
+        check_types("count", [self.count.type], [TensorType(i64, [])])
+        for index, tape in enumerate(self.tapes):
+            check_tape(f"tape #{index}", tape.type, "any")
+        recorded = [_tape_type(t) for t in yielded[len(carries) :]]
+        check_types("tape", [t.type for t in self.tapes], recorded)
+
+    # ----- semantics ----------------------------------------------------------
+
+    @staticmethod
+    def reference(
+        *operands: Any,
+        carries: int,
+        cond: Callable[..., Sequence[Any]],
+        body: Callable[..., Sequence[Any]],
+        slice_shapes: Sequence[tuple[int, ...]],
+    ) -> tuple[Any, ...]:
+        """`WhileOp.reference`, also returning the trip count and, per recorded
+        value, its slices stacked in iteration order."""
+        carry, consts = list(operands[:carries]), operands[carries:]
+        slices: list[list[Any]] = [[] for _ in slice_shapes]
+        count = 0
+        while bool(cond(*carry, *consts)[0]):
+            count += 1
+            results = body(*carry, *consts)
+            carry = list(results[:carries])
+            for tape, value in zip(slices, results[carries:], strict=True):
+                tape.append(value)
+        tapes = [
+            np.stack(tape) if tape else np.empty((0, *shape))
+            for tape, shape in zip(slices, slice_shapes, strict=True)
+        ]
+        return (*carry, np.int64(count), *tapes)
+
+    def reference_params(self) -> dict[str, Any]:
+        return {
+            "carries": len(self.init),
+            "cond": lambda *a: run_region(self.before, a, self.name),
+            "body": lambda *a: run_region(self.body, a, self.name),
+            "slice_shapes": [tuple(tensor_type_of(t).get_shape()[1:]) for t in self.tapes],
+        }
+
+    def evaluate(self, *operands: np.ndarray) -> tuple[np.ndarray, ...]:
+        results = self.reference(*operands, **self.reference_params())
+        return cast_results(results, self.results)
+
+    # ----- AD -------------------------------------------------------------------
+
+    def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
+        raise ADRuleError("jvp", self, _RECORDED_JVP)
+
+    def transpose_rule(self, ctx: RuleContext, cotangents: Values) -> Values:
+        raise ADRuleError("transpose", self, _NOT_LINEAR)
+
+    def is_linear_in(self, active_mask: Sequence[bool]) -> bool:
+        return False
+
+    # ----- batching ---------------------------------------------------------------
+
+    def batch_rule(
+        self, ctx: BatchContext, operands: Sequence[SSAValue], batched: Sequence[bool]
+    ) -> Sequence[SSAValue]:
+        """As `WhileOp`'s; every example records a slice each time the loop runs
+        (the batched JVP records the predicate too, so its linear loop leaves
+        the tangents of finished examples alone). The trip count is shared."""
+        loop = ctx.emit(RecordWhileOp(*_batched_loop(self, ctx, operands, batched)))
+        count = broadcast_to_batch(ctx, loop.count)
+        return [*loop.carries, count, *loop.tapes]
+
+
+def _recording_body(
+    before: Region, forward: Region, carries: int, recorded: Sequence[int]
+) -> Region:
+    """The body of the `prim.record_while` of a JVP: the forward part of the
+    loop body (`forward`: new carries, then residuals), yielding the new
+    carries, the predicate the iteration started with (true, or false for an
+    example a batched loop no longer runs) and the `recorded` residuals."""
+
+    def finish(block: Block, args: Sequence[SSAValue], outs: Sequence[SSAValue]) -> list[SSAValue]:
+        (holds,) = clone_into(block, before, args)
+        return [*outs[:carries], holds, *(outs[carries + i] for i in recorded)]
+
+    return rebuilt(forward, argument_types(forward), lambda args: args, finish)
+
+
+def _guarded(linear: Region, carries: int, position: int) -> Region:
+    """The linear body `linear` (tangents of its first `carries` arguments out)
+    with a 0-d boolean argument inserted at `position`, the predicate its
+    iteration started with: where it is false (an example a batched loop no
+    longer runs) the tangents pass through unchanged. Linear in the tangents
+    (`prim.select` on a fixed predicate)."""
+    types = argument_types(linear)
+    arg_types = [*types[:position], TensorType(i1, []), *types[position:]]
+
+    def finish(block: Block, args: Sequence[SSAValue], outs: Sequence[SSAValue]) -> list[SSAValue]:
+        holds = args[position]
+        kept: list[SSAValue] = []
+        for new, old in zip(outs, args[:carries], strict=True):
+            shape = tensor_type_of(new).get_shape()
+            mask = holds
+            if shape:
+                broadcast = BroadcastInDimOp(holds, [], TensorType(i1, shape))
+                block.add_op(broadcast)
+                mask = broadcast.result
+            select = SelectOp(mask, new, old, role=(False, True, True))
+            block.add_op(select)
+            kept.append(select.result)
+        return kept
+
+    return rebuilt(
+        linear, arg_types, lambda args: [*args[:position], *args[position + 1 :]], finish
+    )
+
+
+def _check_predicate(before: Region) -> None:
+    predicate = yield_types(before)
+    if len(predicate) != 1 or predicate[0] != TensorType(i1, []):
+        raise VerifyException(
+            f"the cond region must yield one tensor<i1>, got {', '.join(map(str, predicate))}"
+        )
+
+
+def _tape_type(slice_type: Attribute) -> TensorType:
+    """The type of a tape of slices of type `slice_type`."""
+    assert isinstance(slice_type, TensorType)
+    return TensorType(slice_type.get_element_type(), [DYNAMIC_LENGTH, *slice_type.get_shape()])
+
+
+def _batched_loop(
+    op: WhileOp | RecordWhileOp,
+    ctx: BatchContext,
+    operands: Sequence[SSAValue],
+    batched: Sequence[bool],
+) -> tuple[list[SSAValue], list[SSAValue], Region, Region]:
+    """The operands and regions of the batched loop (init, consts, cond, body):
+    if the predicate is batched, the loop runs while any example's holds, and
+    an example whose predicate is false keeps its carries."""
+    carries = len(op.init)
+    init = [
+        v if b else broadcast_to_batch(ctx, v)
+        for v, b in zip(operands[:carries], batched[:carries], strict=True)
     ]
-
-
-def _split_layout(
-    args: Sequence[SSAValue], carries: int, active: Sequence[bool]
-) -> tuple[list[SSAValue], list[SSAValue]]:
-    """(primal arguments, tangent arguments) of a JVP loop's region."""
-    active_carries, tangents = sum(active[:carries]), sum(active)
-    consts = len(active) - carries
-    primal = [*args[:carries], *args[carries + active_carries : carries + active_carries + consts]]
-    tangent = [
-        *args[carries : carries + active_carries],
-        *args[len(args) - (tangents - active_carries) :],
-    ]
-    return primal, tangent
-
-
-def _extended_cond(before: Region, carries: int, active: Sequence[bool]) -> Region:
-    """The cond region of a JVP loop: it reads the primal arguments only."""
-    block = Block(arg_types=_loop_layout(argument_types(before), carries, active))
-    primal, _ = _split_layout(block.args, carries, active)
-    block.add_op(YieldOp(clone_into(block, before, primal)))
-    return Region(block)
-
-
-def _jvp_loop_body(forward: Region, linear: Region, carries: int, active: Sequence[bool]) -> Region:
-    """The body of a JVP loop: the forward body (new carries, residuals), then
-    the linear body on the tangents and those residuals."""
-    block = Block(arg_types=_loop_layout(argument_types(forward), carries, active))
-    primal, tangent = _split_layout(block.args, carries, active)
-    forward_out = clone_into(block, forward, primal)
-    linear_out = clone_into(block, linear, [*tangent, *forward_out[carries:]])
-    block.add_op(YieldOp([*forward_out[:carries], *linear_out]))
-    return Region(block)
+    flags = [True] * carries + list(batched[carries:])
+    before, before_batched = ctx.batch_body(op.before, flags)
+    body, body_batched = ctx.batch_body(op.body, flags)
+    body = broadcast_yields(body, body_batched, ctx.size)
+    consts = list(operands[carries:])
+    if not before_batched[0]:
+        return init, consts, before, body
+    return init, consts, _any_cond(before), _masked_body(before, body, carries)
 
 
 def _any_cond(before: Region) -> Region:
@@ -283,18 +476,19 @@ def _any_cond(before: Region) -> Region:
     return Region(block)
 
 
-def _masked_body(before: Region, body: Region) -> Region:
+def _masked_body(before: Region, body: Region, carries: int) -> Region:
     """A batched body that leaves the carries of the examples whose predicate is
-    false unchanged (`prim.select` on the broadcast predicate)."""
+    false unchanged (`prim.select` on the broadcast predicate); values it yields
+    after the carries (a `prim.record_while`'s) pass through."""
     block = Block(arg_types=argument_types(body))
     (flags,) = clone_into(block, before, block.args)
     updated = clone_into(block, body, block.args)
     kept: list[SSAValue] = []
-    for new, old in zip(updated, block.args, strict=False):
+    for new, old in zip(updated[:carries], block.args[:carries], strict=True):
         target = TensorType(i1, tensor_type_of(new).get_shape())
         mask = BroadcastInDimOp(flags, [0], target)
         select = SelectOp(mask, new, old)
         block.add_ops([mask, select])
         kept.append(select.result)
-    block.add_op(YieldOp(kept))
+    block.add_op(YieldOp([*kept, *updated[carries:]]))
     return Region(block)
