@@ -6,7 +6,9 @@ names bound to tidu) timed against JAX in one run.
 For each eval function and input size: the first call (trace, derive and
 compile, then run) and the best of `--repeat` later calls, for tidu and for
 `jax.jit`; ratios ours/JAX. Sizes are GradBench's smallest by default and
-its larger ones with `--large` (ode n=10000 s=100, gmm d=20 k=25, ...). The
+its larger ones with `--large` (ode n=10000 s=100, gmm d=20 k=25, ...);
+particle and saddle (one input each) in their four variants, where JAX
+refuses the ones with reverse mode through a while loop. The
 persistent compilation cache is off (`disk_cache.set_cache_dir(None)`), so
 first calls compile.
 """
@@ -32,6 +34,9 @@ from tidu_mlir.lowering import disk_cache
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from gradbench import evals as gradbench  # noqa: E402  # pyright: ignore[reportMissingImports]
 
+VARIANTS = ("ff", "fr", "rr", "rf")
+"""particle's and saddle's: outer then inner derivative, forward or reverse."""
+
 SMALL = [
     ("lse", "gradient", lambda: gradbench.lse_input(2500)),
     ("llsq", "gradient", lambda: gradbench.llsq_input(16, 128)),
@@ -40,6 +45,8 @@ SMALL = [
     ("gmm", "jacobian", lambda: gradbench.gmm_input(2, 5, 1000)),
     ("det", "gradient", lambda: gradbench.det_input(5)),
     ("lstm", "jacobian", lambda: gradbench.lstm_input(2, 1024)),
+    *(("particle", variant, lambda: gradbench.PARTICLE_INPUT) for variant in VARIANTS),
+    *(("saddle", variant, lambda: gradbench.SADDLE_INPUT) for variant in VARIANTS),
 ]
 LARGE = [
     ("lse", "gradient", lambda: gradbench.lse_input(1280000)),
@@ -49,6 +56,8 @@ LARGE = [
     ("gmm", "jacobian", lambda: gradbench.gmm_input(20, 25, 1000)),
     ("det", "gradient", lambda: gradbench.det_input(8)),
     ("lstm", "jacobian", lambda: gradbench.lstm_input(4, 4096)),
+    *(("particle", variant, lambda: gradbench.PARTICLE_INPUT) for variant in VARIANTS),
+    *(("saddle", variant, lambda: gradbench.SADDLE_INPUT) for variant in VARIANTS),
 ]
 
 
@@ -81,7 +90,10 @@ def main() -> None:
         label = f"{name}.{function} ({sizes or shapes})"
         row = [*timings(ours[name], function, data, args.repeat), float("nan"), float("nan")]
         if theirs is not None:
-            row[2:] = timings(theirs[name], function, data, args.repeat)
+            try:
+                row[2:] = timings(theirs[name], function, data, args.repeat)
+            except ValueError as error:  # JAX: no reverse mode through while loops
+                label += " JAX refuses" if "Reverse-mode" in str(error) else " JAX fails"
         row = [row[0], row[2], row[1], row[3]]
         print(f"{label:28s} {row[0]:10.3f} {row[1]:10.3f} {row[2] * 1e3:8.2f}ms "
               f"{row[3] * 1e3:8.2f}ms {row[2] / row[3]:6.2f}")  # fmt: skip

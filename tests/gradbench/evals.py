@@ -225,13 +225,108 @@ def evals(jnp: Any, jax: Any, special: Any) -> dict[str, Eval]:
         "objective": lambda args: lstm_primal(*args),
         "jacobian": lambda args: lstm_jacobian(*args),
     }
+    # particle and saddle: optimisations whose objectives run loops to
+    # convergence and differentiate inside them; each gradient taken forward
+    # (`jacfwd`, "f") or in reverse (`grad`, "r"), outer then inner. JAX has
+    # no reverse mode through `lax.while_loop`: its "r" outer variants raise.
+    derivatives = {"f": jax.jacfwd, "r": jax.grad}
+
+    def multivariate_argmin(grad: Callable[..., Any], f: Callable[..., Any], x: Any) -> Any:
+        """Gradient descent with a step that doubles after 10 successes and
+        halves after a failure, until the gradient or the step is tiny."""
+        g = grad(f)
+
+        def step(state: tuple[Any, ...]) -> tuple[Any, ...]:
+            x, fx, gx, eta, i, _ = state
+            stop = (x, fx, gx, eta, i, jnp.array(False))
+
+            def descend(_: Any) -> tuple[Any, ...]:
+                x_new = x - eta * gx
+
+                def compare(_: Any) -> tuple[Any, ...]:
+                    fx_new = f(x_new)
+                    better = (x_new, fx_new, g(x_new), eta, i + 1, jnp.array(True))
+                    worse = (x, fx, gx, eta / 2.0, jnp.zeros_like(i), jnp.array(True))
+                    return jax.lax.cond(fx_new < fx, lambda _: better, lambda _: worse, None)
+
+                moved = jnp.sqrt(jnp.sum((x - x_new) ** 2)) > 1e-5
+                return jax.lax.cond(moved, compare, lambda _: stop, None)
+
+            widen = (x, fx, gx, 2.0 * eta, jnp.zeros_like(i), jnp.array(True))
+            search = lambda _: jax.lax.cond(i == 10, lambda _: widen, descend, None)  # noqa: E731
+            small = jnp.sqrt(jnp.sum(gx**2)) <= 1e-5
+            return jax.lax.cond(small, lambda _: stop, search, None)
+
+        start = (x, f(x), g(x), jnp.array(1e-5), jnp.array(0), jnp.array(True))
+        return jax.lax.while_loop(lambda state: state[5], step, start)[0]
+
+    def naive_euler(grad: Callable[..., Any], w: Any) -> Any:
+        """A particle falling through the field of two charges (one moved by
+        `w`), by Euler steps until it crosses y = 0; the squared x there."""
+        charges = jnp.stack([jnp.array([10.0, 10.0]) - jnp.array([0.0, 1.0]) * w,
+                             jnp.array([10.0, 0.0])])  # fmt: skip
+
+        def potential(x: Any) -> Any:
+            return jnp.sum(1.0 / jnp.sqrt(jnp.sum((x - charges) ** 2, axis=1)))
+
+        force = grad(potential)
+
+        def step(state: tuple[Any, Any, Any]) -> tuple[Any, Any, Any]:
+            x, xdot, _ = state
+            x_new = x + 0.1 * xdot
+            moving = (x_new, xdot - 0.1 * force(x), jnp.array(True))
+            return jax.lax.cond(
+                x_new[1] > 0.0, lambda _: moving, lambda _: (x, xdot, x_new[1] > 0.0), None
+            )
+
+        start = (jnp.array([0.0, 8.0]), jnp.array([0.75, 0.0]), jnp.array(True))
+        x, xdot, _ = jax.lax.while_loop(lambda state: state[2], step, start)
+        x_final = x + (-x[1] / xdot[1]) * xdot
+        return x_final[0] ** 2
+
+    def particle_variant(outer: str, inner: str) -> Callable[[Any], Any]:
+        def run(w0: Any) -> Any:
+            objective = lambda w: naive_euler(derivatives[inner], w[0])  # noqa: E731
+            return multivariate_argmin(derivatives[outer], objective, jnp.stack([w0]))[0]
+
+        return jax.jit(run)
+
+    particle: Eval = {"prepare": lambda i: np.float64(i["w"])}
+    saddle: Eval = {"prepare": lambda i: np.asarray(i["start"], np.float64)}
+
+    def saddle_variant(outer: str, inner: str) -> Callable[[Any], Any]:
+        def run(start: Any) -> Any:
+            def r2_cost(p1: Any) -> Callable[[Any], Any]:
+                return lambda p: (p1[0] ** 2 + p1[1] ** 2) - (p[0] ** 2 + p[1] ** 2)
+
+            def r1_cost(p1: Any) -> Any:
+                best = multivariate_argmin(derivatives[inner], lambda p: -r2_cost(p1)(p), start)
+                return r2_cost(p1)(best)
+
+            r1 = multivariate_argmin(derivatives[outer], r1_cost, start)
+            r2 = multivariate_argmin(derivatives[outer], lambda p: -r2_cost(r1)(p), start)
+            return jnp.concatenate([r1, r2])
+
+        return jax.jit(run)
+
+    for variant in ("rr", "ff", "fr", "rf"):
+        particle[variant] = particle_variant(*variant)
+        saddle[variant] = saddle_variant(*variant)
     return {"lse": lse, "llsq": llsq, "kmeans": kmeans, "ode": ode, "gmm": gmm, "det": det,
-            "lstm": lstm}  # fmt: skip
+            "lstm": lstm, "particle": particle, "saddle": saddle}  # fmt: skip
 
 
 # --------------------------------------------------------------------------
 # Inputs, drawn as GradBench's eval scripts draw them (seed 31337)
 # --------------------------------------------------------------------------
+
+
+PARTICLE_INPUT = {"w": 0.0}
+"""GradBench's particle input; its expected output is `PARTICLE_OUTPUT`."""
+PARTICLE_OUTPUT = 0.2071918746486116
+SADDLE_INPUT = {"start": [1.0, 1.0]}
+"""GradBench's saddle input; its expected output is `SADDLE_OUTPUT` (r1, then r2)."""
+SADDLE_OUTPUT = [8.246324826140356e-06] * 4
 
 
 def det_input(ell: int) -> dict[str, Any]:
