@@ -562,3 +562,28 @@ def test_eager_functions_match_and_record() -> None:
     np.testing.assert_array_equal(te.eye(2).numpy(), np.eye(2))
     stacked = te.stack([x, x], axis=0)
     assert stacked.shape == (2, 2, 3) and stacked.requires_grad
+
+
+LOGICAL = ("logical_and", "logical_or", "logical_xor")
+
+
+@pytest.mark.parametrize("name", LOGICAL)
+def test_logical_functions_match_numpy(name: str) -> None:
+    """Truth values of booleans and of numbers (nonzero is true), broadcast."""
+    a = np.array([[True, False, True, False]])
+    b = np.array([[True], [False]])
+    x = np.array([0.0, 2.0, -1.0, 0.0])
+    for left, right in ((a, b), (x, b), (a, np.float64(0.0))):
+        expected = getattr(np, name)(left, right)
+        np.testing.assert_array_equal(td.jit(getattr(tnp, name))(left, right), expected)
+    np.testing.assert_array_equal(td.jit(tnp.logical_not)(x), np.logical_not(x))
+
+
+def test_boolean_operators_on_traced_arrays() -> None:
+    """`& | ^ ~` on boolean tracers (numpy's bitwise functions on booleans);
+    integers are refused with a clear error."""
+    x = np.array([-1.0, 0.5, 2.0, 3.0])
+    inside = td.jit(lambda v: ((v > 0.0) & (v < 2.5)) | ~(v != 3.0) ^ (v < 0.0))(x)
+    np.testing.assert_array_equal(inside, ((x > 0.0) & (x < 2.5)) | ~(x != 3.0) ^ (x < 0.0))
+    with pytest.raises(TypeError, match="boolean arrays only"):
+        td.jit(lambda v: v & 1)(np.array([1, 2]))
