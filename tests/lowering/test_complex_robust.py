@@ -120,8 +120,10 @@ def _rounded(values: Sequence[ExactPair], dtype: Any) -> np.ndarray:
     """The exact values rounded to `dtype` (complex; beyond its range: inf)."""
     parts = np.array([[float(re), float(im)] for re, im in values], dtype=np.float64)
     real = _real_dtype(dtype)
+    rounded = np.empty(len(values), dtype)
     with np.errstate(over="ignore"):
-        return parts[:, 0].astype(real) + 1j * parts[:, 1].astype(real)
+        rounded.real, rounded.imag = parts[:, 0].astype(real), parts[:, 1].astype(real)
+    return rounded
 
 
 def _representable(values: Sequence[ExactPair], dtype: Any) -> np.ndarray:
@@ -139,14 +141,16 @@ def assert_ulps(
     componentwise: bool = False,
 ) -> None:
     """Both parts of `got` within `ulps` ulp of the larger part of the exact value
-    (`componentwise`: of the part itself), equal where that overflows."""
+    (`componentwise` or where the larger part overflows: of the part itself),
+    equal where that overflows."""
     want = _rounded(exact, dtype)
     got = np.asarray(got).astype(want.dtype)
     real = _real_dtype(dtype)
     bad = np.zeros(want.shape, bool)
     larger = np.maximum(np.abs(np.real(want)), np.abs(np.imag(want))).astype(real)
     for part in (np.real, np.imag):
-        scale = np.abs(part(want)).astype(real) if componentwise else larger
+        own = np.abs(part(want)).astype(real)
+        scale = own if componentwise else np.where(np.isinf(larger), own, larger)
         with np.errstate(invalid="ignore"):
             error = np.abs(part(got) - part(want))
         bad |= ~((error <= ulps * np.spacing(scale)) | (part(got) == part(want)))
@@ -266,6 +270,26 @@ def test_log_at_extreme_magnitudes(dtype: Any) -> None:
     z = moduli(dtype)
     got = td.jit(lambda z: tnp.log(z))(z)
     np.testing.assert_allclose(got, np.log(z), rtol=5 * np.finfo(_real_dtype(dtype)).eps)
+
+
+def _exact_log_modulus(z: complex) -> ExactPair:
+    """`(log |z|, 0)`."""
+    re, im = _parts(z)
+    with decimal.localcontext(_EXACT):
+        return (re * re + im * im).ln() / 2, Decimal(0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_log_near_the_unit_circle(dtype: Any) -> None:
+    """`Re log z = log |z|` keeps its digits where it is tiny (`log1p` of the
+    exactly computed `a² + b² - 1`): `log|1 + 1e-10i| = 5e-21`, not 0."""
+    radii = (1.0, 1 - 1e-7, 1 + 1e-10, 1 - 1e-3, 0.75, 1.3)
+    angles = np.linspace(0, 2 * np.pi, 13)
+    on_circle = np.array([r * np.exp(1j * t) for r in radii for t in angles])
+    z = np.concatenate([on_circle, [1 + 1e-10j, 1e-9 - 1j, -1 + 1e-20j]]).astype(dtype)
+    got = td.jit(lambda z: tnp.log(z))(z)
+    exact = [_exact_log_modulus(complex(v)) for v in z]
+    assert_ulps(np.real(got), exact, dtype, ULPS, componentwise=True)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -398,3 +422,189 @@ def test_a_converted_real_divisor_skips_the_ratio() -> None:
     assert _divisions(lambda _, d: d) == 3
     assert _divisions(lambda sb, _: sb.const(0.0, f64)) == 2
     assert _divisions(lambda sb, _: (sb.const(0.0, f64), sb.const(-0.0, f64))[1]) == 3
+
+
+# ----- exp, sin, cos, tanh and pow -------------------------------------------
+
+GROWTH: dict[type, tuple[tuple[float, ...], tuple[float, ...]]] = {
+    np.complex128: (
+        (0.0, 1e-300, 1e-20, 0.5, 3.0, 30.0, 300.0, 709.5, 720.0, 745.0),
+        (0.0, 1e-300, 1e-20, 0.5, 1.5707963267948966, 3.0, 100.0),
+    ),
+    np.complex64: (
+        (0.0, 1e-37, 1e-10, 0.5, 3.0, 12.0, 60.0, 88.5, 95.0, 103.0),
+        (0.0, 1e-37, 1e-10, 0.5, 1.5707964, 3.0, 100.0),
+    ),
+}
+"""(growing, periodic): magnitudes of the part that `exp`, `tanh` (the real part)
+and `sin`, `cos` (the imaginary part) grow or decay with, up to where the result
+overflows or underflows, and of the other part (near `π/2`: near a pole of `tanh`)."""
+TRANSCENDENTAL_SPECIAL = (*SPECIAL, 30.0, -800.0, 1e30)
+"""Special parts and finite ones beyond the overflow threshold of `e^x`."""
+
+
+def _taylor(x: Decimal, start: int, alternating: bool) -> Decimal:
+    """The sum of `±x^n/n!` over `n = start, start + 2, ...` (`start` 0 or 1):
+    `sin` (1, True), `cos` (0, True), `sinh` (1, False), `cosh` (0, False)."""
+    with decimal.localcontext(_EXACT):
+        term = x if start else Decimal(1)
+        total, n = Decimal(0), start
+        while term and abs(term) >= abs(total) * Decimal("1e-70"):
+            total += term
+            term = term * x * x / ((n + 1) * (n + 2))
+            term, n = (-term if alternating else term), n + 2
+        return total
+
+
+def _atan_of_inverse(n: int) -> Decimal:
+    """`atan(1/n)` by its series (Machin's terms, n >= 5)."""
+    with decimal.localcontext(_EXACT):
+        terms = (Decimal(-1) ** k / ((2 * k + 1) * Decimal(n) ** (2 * k + 1)) for k in range(60))
+        return sum(terms, Decimal(0))
+
+
+with decimal.localcontext(_EXACT):
+    _PI = 16 * _atan_of_inverse(5) - 4 * _atan_of_inverse(239)
+    """π by Machin's formula."""
+
+
+def _sin_cos(x: Decimal) -> ExactPair:
+    """`(sin x, cos x)`, `x` reduced modulo 2π first."""
+    with decimal.localcontext(_EXACT):
+        turns = (x / (2 * _PI)).to_integral_value()
+        r = x - turns * 2 * _PI
+    return _taylor(r, 1, True), _taylor(r, 0, True)
+
+
+def _sinh_cosh(x: Decimal) -> ExactPair:
+    """`(sinh x, cosh x)`: the series below 1, from `e^x` above."""
+    if abs(x) < 1:
+        return _taylor(x, 1, False), _taylor(x, 0, False)
+    with decimal.localcontext(_EXACT):
+        e = x.exp()
+        return (e - 1 / e) / 2, (e + 1 / e) / 2
+
+
+def _exact_exp(z: complex) -> ExactPair:
+    a, b = _parts(z)
+    sin_b, cos_b = _sin_cos(b)
+    with decimal.localcontext(_EXACT):
+        e = a.exp()
+        return e * cos_b, e * sin_b
+
+
+def _exact_sin(z: complex) -> ExactPair:
+    a, b = _parts(z)
+    (sin_a, cos_a), (sinh_b, cosh_b) = _sin_cos(a), _sinh_cosh(b)
+    with decimal.localcontext(_EXACT):
+        return sin_a * cosh_b, cos_a * sinh_b
+
+
+def _exact_cos(z: complex) -> ExactPair:
+    a, b = _parts(z)
+    (sin_a, cos_a), (sinh_b, cosh_b) = _sin_cos(a), _sinh_cosh(b)
+    with decimal.localcontext(_EXACT):
+        return cos_a * cosh_b, -sin_a * sinh_b
+
+
+def _exact_tanh(z: complex) -> ExactPair:
+    a, b = _parts(z)
+    (sinh_a, cosh_a), (sin_b, cos_b) = _sinh_cosh(a), _sin_cos(b)
+    with decimal.localcontext(_EXACT):
+        denominator = sinh_a * sinh_a + cos_b * cos_b
+        return sinh_a * cosh_a / denominator, sin_b * cos_b / denominator
+
+
+TRANSCENDENTAL: dict[str, tuple[Callable[[Any], Any], Callable[[complex], ExactPair], bool]] = {
+    # name: (traced function, exact value, whether the real part is the growing one)
+    "exp": (tnp.exp, _exact_exp, True),
+    "tanh": (tnp.tanh, _exact_tanh, True),
+    "sin": (tnp.sin, _exact_sin, False),
+    "cos": (tnp.cos, _exact_cos, False),
+}
+
+
+def growing(dtype: Any, real_grows: bool) -> np.ndarray:
+    """Every (growing, periodic) pair of `GROWTH` with the four sign patterns,
+    the growing part real or imaginary."""
+    grows, periodic = GROWTH[dtype]
+    pairs = [(sa * g, sb * p) for g in grows for p in periodic for sa in (1, -1) for sb in (1, -1)]
+    values = [complex(g, p) if real_grows else complex(p, g) for g, p in pairs]
+    return np.array(values, dtype=np.complex128).astype(dtype)
+
+
+@pytest.mark.parametrize("name", TRANSCENDENTAL)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_transcendental_at_extreme_magnitudes(dtype: Any, name: str) -> None:
+    """Finite wherever the exact value is (`tanh(400) = 1`, `exp(710 + i)` has a
+    finite real part) and within a few ulp of it, down to underflow."""
+    function, exact, real_grows = TRANSCENDENTAL[name]
+    z = growing(dtype, real_grows)
+    got = td.jit(lambda z: function(z))(z)
+    assert_ulps(got, [exact(complex(v)) for v in z], dtype, ULPS)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_transcendental_special_values_like_numpy(dtype: Any) -> None:
+    """C99's special values as numpy (glibc) gives them, e.g. `exp(inf + nan i) =
+    inf + nan i`, `tanh(inf + inf i) = 1 + 0i`, `cos(inf + inf i) = inf + nan i`;
+    `z**p` for a zero, infinite or NaN part (`0**2.5 = 0`, `0**-0.5 = nan`) except
+    an infinite part with a NaN one (glibc's complex product recovers the
+    infinity there)."""
+    values = TRANSCENDENTAL_SPECIAL
+    z = np.array([complex(a, b) for a in values for b in values], dtype=dtype)
+    with np.errstate(all="ignore"):
+        for function in (tnp.exp, tnp.log, tnp.sin, tnp.cos, tnp.tanh):
+            want = getattr(np, function.__name__)(z)
+            assert_like_numpy(td.jit(lambda z, f=function: f(z))(z), want, [z])
+        z = special(dtype)
+        parts = np.stack([np.real(z), np.imag(z)])
+        edge = ~np.all(np.isfinite(parts) & (parts != 0), axis=0)
+        recovered = np.any(np.isinf(parts), axis=0) & np.any(np.isnan(parts), axis=0)
+        z = z[edge & ~recovered]
+        for p in (2.5, -0.5):
+            assert_like_numpy(td.jit(lambda z, p=p: z**p)(z), z**p, [z])
+
+
+def test_power_near_overflow() -> None:
+    """`z**p` (exp of `p log z`) is finite where one part of the result is,
+    although `|z|**p` overflows."""
+    angles = np.array([0.1, 0.6, -1.2, 3.0])
+    z = (10.0**123.4) * np.exp(1j * angles)
+    got = td.jit(lambda z: z**2.5)(z)
+    with np.errstate(over="ignore"):
+        want = z**2.5
+    assert np.isfinite(want.real).any()
+    for part in (np.real, np.imag):
+        np.testing.assert_allclose(part(got), part(want), rtol=1e-12)
+
+
+DERIVATIVES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "exp": np.exp,
+    "sin": np.cos,
+    "cos": lambda z: -np.sin(z),
+    "tanh": lambda z: 1 - np.tanh(z) ** 2,
+}
+GRADIENT_POINTS = {
+    np.complex128: (709.9 + 0.785j, -745 + 1j, 400 + 0.1j, -30 + 2j, 1 + 710.55j, -1.2 - 710.52j),
+    np.complex64: (88.9 + 0.785j, -103 + 1j, 60 + 0.1j, -12 + 2j, 1 + 89.3j, 0.3 - 89.3j),
+}
+"""Where `e^x` or `cosh y` overflows but the function and its derivative do not
+(an infinite part would make the product with the cotangent NaN)."""
+
+
+@pytest.mark.parametrize("name", DERIVATIVES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_transcendental_gradients_where_exp_overflows(dtype: Any, name: str) -> None:
+    """`grad sum(Re f(z)) = conj(f'(z))`, finite where numpy's `f'` is (the
+    derivative rules reuse the robust ops), and `grad |tanh z|²` finite. The
+    rule of `tanh` is `1 - y²` on the rounded `y`: off by about `eps`."""
+    function = TRANSCENDENTAL[name][0]
+    z = np.array(GRADIENT_POINTS[dtype], dtype=dtype)
+    (got,) = _traced_gradients(lambda z: tnp.sum(tnp.real(function(z))), (z,))
+    want = np.conj(DERIVATIVES[name](z.astype(np.complex128)))
+    eps = np.finfo(_real_dtype(dtype)).eps
+    atol = 4 * eps if name == "tanh" else 0
+    np.testing.assert_allclose(got, want.astype(dtype), rtol=8 * eps, atol=atol)
+    squared = _traced_gradients(lambda z: tnp.sum(tnp.abs(tnp.tanh(z)) ** 2), (z,))
+    assert np.isfinite(squared[0]).all()

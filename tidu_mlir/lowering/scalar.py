@@ -8,14 +8,22 @@ formulas:
 
 * `exp(a+bi) = e^a (cos b + i sin b)`, `log z = log|z| + i atan2(b, a)`
 * `sin`, `cos` through `sinh`/`cosh` of the imaginary part
-* `tanh(a+bi) = (sinh 2a + i sin 2b) / (cosh 2a + cos 2b)`
+* `tanh(a+bi) = (sinh a cosh a + i sin b cos b) / (sinh² a + cos² b)`
 * `z**p` for a constant `p`: repeated multiplication for small integer `p`,
-  `exp(p log z)` otherwise.
+  `exp((p + 0i) log z)` otherwise.
+
+`exp`, `sin`, `cos` and `tanh` do not overflow where the result is finite:
+beyond `e^709` (f32: `e^88`) the exponential is reduced by `e^709` and the
+factor `cos b` (or `sin b`) multiplied in before it (`reduced_exp`), and
+`tanh` clamps `a` to `±20` (f32: `±10`) and multiplies the imaginary part by
+the decay `e^(-2(|a| - 20))`. Special values (zeros, infinities, NaNs) are
+C99's, as numpy (glibc) gives them.
 
 `|z|`, `/` and `sqrt` are at least as robust as numpy's (docs/complex.md):
 `|z|` (and `log |z|`) scales both parts by a power of two when `max(|a|, |b|)`
 is outside `[2^-500, 2^500]` (f32: `2^±50`), so nothing overflows or
 underflows in between, and is `inf` when a part is (`|inf + nan i| = inf`);
+near `|z| = 1`, `log |z|` is `log1p` of an exactly computed `a² + b² - 1`;
 division is Smith's algorithm with numpy's expressions (operands halved near
 overflow); `sqrt` is the stable `t = sqrt((|a| + |z|)/2)` (scaled),
 `|b|/(2t)` (swapped for `a < 0`), with C99's special values. All are
@@ -40,6 +48,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from math import copysign
+from math import exp as math_exp
 from typing import Protocol, TypeAlias, TypeVar, cast
 
 from xdsl.builder import Builder
@@ -245,6 +254,15 @@ class ScalarBuilder:
         value = self.select(self.compare("eq", y, inf), inf, value)
         return self.select(self.compare("eq", x, inf), inf, value)
 
+    def both(self, p: SSAValue, q: SSAValue) -> SSAValue:
+        """`p and q` (i1)."""
+        return self.emit(arith.AndIOp(p, q))
+
+    def nonfinite(self, a: SSAValue) -> SSAValue:
+        """Whether `a` is infinite or NaN (an i1)."""
+        inf = self.const(float("inf"), a.type)
+        return self.emit(arith.CmpfOp(self.fabs(a), inf, "uge"))
+
     def norm(self, x: SSAValue, y: SSAValue) -> SSAValue:
         """`sqrt(x² + y²)` as written (the caller scales)."""
         return self.unary(math.SqrtOp, self.add(self.mul(x, x), self.mul(y, y)))
@@ -259,11 +277,47 @@ class ScalarBuilder:
 
     def log_hypot(self, a: SSAValue, b: SSAValue) -> SSAValue:
         """`log sqrt(a² + b²)` as `log` of the scaled norm plus `-k·log 2`: a
-        tiny `|z|` is never rounded to a subnormal (which keeps few digits)."""
+        tiny `|z|` is never rounded to a subnormal (which keeps few digits).
+        Where `t = a² + b² - 1` is below 1/2 in modulus it is `log1p(t)/2`
+        instead, so a tiny result keeps its digits (`log|1 + 1e-10i| = 5e-21`,
+        not 0); one `log` serves both."""
+        t = a.type
         x, y = self.fabs(a), self.fabs(b)
-        scale, offset = self.scaling(self.larger(x, y), lambda k: -k * _LN2)
+        larger = self.larger(x, y)
+        scale, offset = self.scaling(larger, lambda k: -k * _LN2)
         norm = self.inf_if_either(self.norm(self.mul(x, scale), self.mul(y, scale)), x, y)
-        return self.add(self.unary(math.LogOp, norm), offset)
+        excess = self.norm_squared_minus_one(larger, self.select(self.compare("gt", x, y), y, x))
+        is_near = self.compare("lt", self.fabs(excess), self.const(0.5, t))
+        u = self.add(self.const(1.0, t), excess)
+        logarithm = self.unary(math.LogOp, self.select(is_near, u, norm))
+        near = self.mul(self.log1p_from(excess, u, logarithm), self.const(0.5, t))
+        return self.select(is_near, near, self.add(logarithm, offset))
+
+    def norm_squared_minus_one(self, x: SSAValue, y: SSAValue) -> SSAValue:
+        """`x² + y² - 1` for `x >= y >= 0` from exact pieces: each square as a
+        rounded `h` plus its error `fma(x, x, -h)`, `h_x + h_y` as a rounded `s`
+        plus its error (Fast2Sum), and `s - 1` exact where `s` is in `[1/2, 2]`;
+        so near `|z| = 1` the result has all its digits. Unflagged ops: a
+        contraction would change the errors the pieces stand for."""
+        (high_x, low_x), (high_y, low_y) = self.exact_square(x), self.exact_square(y)
+        total = self.emit(arith.AddfOp(high_x, high_y))
+        error = self.emit(arith.SubfOp(high_y, self.emit(arith.SubfOp(total, high_x))))
+        lows = self.emit(arith.AddfOp(self.emit(arith.AddfOp(error, low_x)), low_y))
+        excess = self.emit(arith.SubfOp(total, self.const(1.0, x.type)))
+        return self.emit(arith.AddfOp(excess, lows))
+
+    def exact_square(self, x: SSAValue) -> Complex:
+        """`(h, l)` with `h + l = x²` exactly: `h` rounded, `l = fma(x, x, -h)`."""
+        high = self.emit(arith.MulfOp(x, x))
+        return high, self.emit(math.FmaOp(x, x, self.neg(high)))
+
+    def log1p_from(self, t: SSAValue, u: SSAValue, log_u: SSAValue) -> SSAValue:
+        """`log(1 + t)` from `u = 1 + t` (rounded) and `log u` by Kahan's
+        `log(u)·t/(u - 1)`: accurate for a tiny `t` (`t` itself where `u`
+        rounds to 1), and vectorizable, unlike libm's `log1p` call."""
+        one = self.const(1.0, t.type)
+        ratio = self.div(t, self.sub(u, one))
+        return self.select(self.compare("eq", u, one), t, self.mul(log_u, ratio))
 
     def kernel(self, name: str, a: SSAValue, expand: Expansion) -> SSAValue:
         """`expand(self, a)` inline, or a call of it as the library function `name`."""
@@ -372,40 +426,110 @@ class ScalarBuilder:
         return self.hypot(*x)
 
     def c_exp(self, x: Complex) -> Complex:
+        """`e^a (cos b + i sin b)`, finite wherever the result is (`a` reduced as in
+        `reduced_exp`), with C99's special values: `exp(nan + 0i) = nan + 0i`,
+        `exp(inf + yi) = inf + nan i` and `exp(-inf + yi) = 0 ± 0i` for a
+        non-finite `y`."""
         a, b = x
-        scale = self.exp(a)
-        return (
-            self.mul(scale, self.unary(math.CosOp, b)),
-            self.mul(scale, self.unary(math.SinOp, b)),
-        )
+        t = a.type
+        reduce = self.compare("gt", a, self.const(_exp_limit(t), t))
+        e = self.reduced_exp(a, reduce)
+        scale = self.select(reduce, self.const(math_exp(_exp_limit(t)), t), self.const(1.0, t))
+        re = self.mul(self.mul(self.unary(math.CosOp, b), e), scale)
+        im = self.mul(self.mul(self.unary(math.SinOp, b), e), scale)
+        inf = self.const(float("inf"), t)
+        nonfinite_b = self.nonfinite(b)
+        re = self.select(self.both(self.compare("eq", a, inf), nonfinite_b), inf, re)
+        vanishing = self.both(self.compare("eq", a, self.const(float("-inf"), t)), nonfinite_b)
+        zero = self.const(0.0, t)
+        re = self.select(vanishing, zero, re)
+        im = self.select(vanishing, self.binary(math.CopySignOp, zero, b), im)
+        return re, self.select(self.compare("eq", b, zero), b, im)
+
+    def reduced_exp(self, y: SSAValue, reduce: SSAValue) -> SSAValue:
+        """`e^(y - c)` where `reduce` (i1) is set, else `e^y`, the exponent clamped
+        to `c` (709, f32: 88; `y - c` is exact): callers multiply a factor of
+        modulus at most 1 by it first, then by `e^c`, so only a product that
+        overflows is `inf` (`e^710·cos 1` is finite, `e^710` is not)."""
+        t = y.type
+        limit = self.const(_exp_limit(t), t)
+        shift = self.select(reduce, limit, self.const(0.0, t))
+        return self.exp(self.minimum(self.sub(y, shift), limit))
+
+    def cosh_sinh_times(self, y: SSAValue, p: SSAValue, q: SSAValue) -> Complex:
+        """`(p·cosh y, q·sinh y)` for `|p|, |q| <= 1`: libm's `cosh` and `sinh`
+        up to `|y| = c` (`reduced_exp`), beyond it `e^|y|/2` (equal to them
+        there to the last bit) scaled as in `reduced_exp`, so finite wherever
+        the products are."""
+        t = y.type
+        magnitude = self.fabs(y)
+        reduce = self.compare("gt", magnitude, self.const(_exp_limit(t), t))
+        e = self.reduced_exp(magnitude, reduce)
+        half_scale = self.const(math_exp(_exp_limit(t)) / 2, t)
+        big_re = self.mul(self.mul(p, e), half_scale)
+        big_im = self.mul(self.mul(q, e), self.binary(math.CopySignOp, half_scale, y))
+        re = self.mul(p, self.unary(math.CoshOp, y))
+        im = self.mul(q, self.unary(math.SinhOp, y))
+        return self.select(reduce, big_re, re), self.select(reduce, big_im, im)
 
     def c_log(self, x: Complex) -> Complex:
         a, b = x
         return self.log_hypot(a, b), self.binary(math.Atan2Op, b, a)
 
     def c_sin(self, x: Complex) -> Complex:
+        """`sin a cosh b + i cos a sinh b` (`cosh_sinh_times`) with C99's special
+        values: `sin(±0 + nan i) = ±0 + nan i` and, for a non-finite `a`, the
+        imaginary part `b` where `b = ±0` and `+inf` where `b = ±inf`."""
         a, b = x
-        return (
-            self.mul(self.unary(math.SinOp, a), self.unary(math.CoshOp, b)),
-            self.mul(self.unary(math.CosOp, a), self.unary(math.SinhOp, b)),
-        )
+        re, im = self.cosh_sinh_times(b, self.unary(math.SinOp, a), self.unary(math.CosOp, a))
+        t = a.type
+        zero, inf = self.const(0.0, t), self.const(float("inf"), t)
+        re = self.select(self.compare("eq", a, zero), a, re)
+        infinite_b = self.select(self.compare("eq", self.fabs(b), inf), inf, im)
+        edge = self.select(self.compare("eq", b, zero), b, infinite_b)
+        return re, self.select(self.nonfinite(a), edge, im)
 
     def c_cos(self, x: Complex) -> Complex:
+        """`cos a cosh b - i sin a sinh b` (`cosh_sinh_times`) with C99's special
+        values: `cos(±0 + nan i) = nan ± 0i` and, for a non-finite `a`,
+        `nan + 0i` where `b = ±0` and `inf + nan i` where `b = ±inf`."""
         a, b = x
-        return (
-            self.mul(self.unary(math.CosOp, a), self.unary(math.CoshOp, b)),
-            self.neg(self.mul(self.unary(math.SinOp, a), self.unary(math.SinhOp, b))),
-        )
+        re, im = self.cosh_sinh_times(b, self.unary(math.CosOp, a), self.unary(math.SinOp, a))
+        t = a.type
+        zero, inf = self.const(0.0, t), self.const(float("inf"), t)
+        nan_b = self.emit(arith.CmpfOp(b, b, "uno"))
+        im = self.select(self.both(self.compare("eq", a, zero), nan_b), a, self.neg(im))
+        nonfinite_a = self.nonfinite(a)
+        infinite_b = self.compare("eq", self.fabs(b), inf)
+        re = self.select(self.both(nonfinite_a, infinite_b), inf, re)
+        zero_b = self.compare("eq", b, zero)
+        return re, self.select(self.both(nonfinite_a, zero_b), zero, im)
 
     def c_tanh(self, x: Complex) -> Complex:
+        """`(sinh a cosh a + i sin b cos b) / (sinh² a + cos² b)`, a sum of squares
+        (no cancellation near the poles), on `a` clamped to `±c` (20, f32: 10),
+        beyond which `tanh a = ±1` to the last bit; the imaginary part,
+        `4 sin b cos b e^-2|a|` there, is multiplied by `e^(-2(|a| - c))` (an
+        exact argument). C99's special values: `tanh(±0 + yi) = ±0 + nan i` and
+        `tanh(±inf + yi) = ±1 ± 0i` for a non-finite `y`, `tanh(nan ± 0i) = nan ± 0i`."""
         a, b = x
-        two = self.const(2.0, a.type)
-        a2, b2 = self.mul(two, a), self.mul(two, b)
-        denom = self.add(self.unary(math.CoshOp, a2), self.unary(math.CosOp, b2))
-        return (
-            self.div(self.unary(math.SinhOp, a2), denom),
-            self.div(self.unary(math.SinOp, b2), denom),
-        )
+        t = a.type
+        zero, inf = self.const(0.0, t), self.const(float("inf"), t)
+        magnitude = self.fabs(a)
+        clamped = self.minimum(magnitude, self.const(_tanh_limit(t), t))
+        a_clamped = self.binary(math.CopySignOp, clamped, a)
+        infinite_a = self.compare("eq", magnitude, inf)
+        signed_zero = self.binary(math.CopySignOp, zero, b)
+        # tanh(±inf + yi) for a non-finite y: as for y = ±0
+        b = self.select(self.both(infinite_a, self.nonfinite(b)), signed_zero, b)
+        sinh_a, cos_b = self.unary(math.SinhOp, a_clamped), self.unary(math.CosOp, b)
+        denominator = self.add(self.mul(sinh_a, sinh_a), self.mul(cos_b, cos_b))
+        re = self.div(self.mul(sinh_a, self.unary(math.CoshOp, a_clamped)), denominator)
+        im = self.div(self.mul(self.unary(math.SinOp, b), cos_b), denominator)
+        decay = self.exp(self.mul(self.const(-2.0, t), self.sub(magnitude, clamped)))
+        im = self.mul(im, decay)
+        re = self.select(self.compare("eq", a, zero), a, re)
+        return re, self.select(self.compare("eq", b, zero), b, im)
 
     def c_sqrt(self, x: Complex) -> Complex:
         """The principal root: `t = sqrt((|a| + |z|)/2)` (on the parts scaled by
@@ -433,12 +557,22 @@ class ScalarBuilder:
     def c_pow(self, x: Complex, exponent: float) -> Complex:
         integer = _small_integer(exponent)
         if integer is None:
-            log_re, log_im = self.c_log(x)
-            p = self.const(exponent, x[0].type)
-            return self.c_exp((self.mul(p, log_re), self.mul(p, log_im)))
+            return self.c_pow_general(x, exponent)
         one = self.const(1.0, x[0].type), self.const(0.0, x[0].type)
         result = _power_by_squaring(x, abs(integer), one, self.c_mul)
         return self.c_div(one, result) if integer < 0 else result
+
+    def c_pow_general(self, x: Complex, exponent: float) -> Complex:
+        """`exp((p + 0i)·log z)` as glibc's `cpow` (numpy's) computes it: the zero
+        part makes the product NaN where glibc's is (`inf·0`). A zero base
+        gives numpy's `+0` for `p > 0` and NaN for `p < 0`."""
+        a, b = x
+        t = a.type
+        zero = self.const(0.0, t)
+        re, im = self.c_exp(self.c_mul(self.c_log(x), (self.const(exponent, t), zero)))
+        at_zero = self.const(0.0 if exponent > 0 else float("nan"), t)
+        zero_base = self.both(self.compare("eq", a, zero), self.compare("eq", b, zero))
+        return self.select(zero_base, at_zero, re), self.select(zero_base, at_zero, im)
 
 
 @dataclass(frozen=True)
@@ -478,6 +612,18 @@ def _horner(
 def _is_integer(value: SSAValue) -> bool:
     """Whether `value` is an integer (i32, i64) rather than a float."""
     return isinstance(value.type, IntegerType)
+
+
+def _exp_limit(t: Attribute) -> float:
+    """An integer `c` with `e^c` and `cosh c` finite, `e^-2c` below the rounding
+    error: 709 (f32: 88)."""
+    return 88.0 if isinstance(t, Float32Type) else 709.0
+
+
+def _tanh_limit(t: Attribute) -> float:
+    """An integer `c` beyond which `tanh x` rounds to ±1 and `sinh² x + cos² y`
+    to `e^2x/4`: 20 (f32: 10)."""
+    return 10.0 if isinstance(t, Float32Type) else 20.0
 
 
 def _huge(t: Attribute) -> float:
