@@ -124,11 +124,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tidu_mlir.dialects.prim.contraction",),
     ("tidu_mlir.dialects.prim.check",),
     ("tidu_mlir.dialects.prim.control.bodies",),
-    (
-        "tidu_mlir.dialects.prim.control.scan",
-        "tidu_mlir.dialects.prim.control.cond",
-        "tidu_mlir.dialects.prim.control.while_loop",
-    ),
+    ("tidu_mlir.dialects.prim.control.scan", "tidu_mlir.dialects.prim.control.cond"),
+    ("tidu_mlir.dialects.prim.control.while_loop",),  # its JVP is a record_while and a scan
     ("tidu_mlir.dialects.prim.control",),
     ("tidu_mlir.dialects.prim", "tidu_mlir.dialects"),
     ("tidu_mlir.graph",),

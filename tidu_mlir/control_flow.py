@@ -142,8 +142,8 @@ def while_loop(
     Without `max_steps` it is a `prim.while`: the trip count is free; forward
     and reverse mode go through it (unlike JAX: reverse mode records each
     iteration's residuals in tapes that grow as the loop runs, then runs the
-    transposed body as many times, backwards); forward-over-reverse
-    (`hessian`) does not yet. With `max_steps` (a tidu extension) it is a
+    transposed body as many times, backwards; higher orders compose). With
+    `max_steps` (a tidu extension) it is a
     `scan` of `max_steps` steps, each `cond(cond_fun(val), body_fun,
     identity, val)`: the body runs only while `cond_fun` holds, every mode
     goes through it, the residuals of every step stored (memory bounded by

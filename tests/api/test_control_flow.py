@@ -490,10 +490,19 @@ def test_vmap_of_grad_through_while_with_per_example_trip_counts() -> None:
     assert grads[3] == 1.0  # no iteration: the result is the start, a itself
 
 
-def test_reverse_mode_through_while_refuses_what_it_cannot_do_clearly() -> None:
+def test_second_derivatives_through_while() -> None:
+    """Forward over reverse (`hessian`) and reverse over reverse (`grad` of
+    `grad`) through a loop whose trip count only the run knows: the JVP of
+    the recorded loop and of the scan over its tapes are loops themselves."""
     root = lambda v: newton_sqrt(v)[0]  # noqa: E731
-    with pytest.raises(Exception, match="forward-mode differentiation of a recorded while loop"):
-        td.hessian(root)(np.float64(7.0))
+    assert float(td.hessian(root)(np.float64(7.0))) == pytest.approx(-0.25 * 7.0**-1.5, rel=1e-9)
+    p, h = np.float64(0.37), 1e-5
+    numeric = (td.grad(drift)(p + h) - td.grad(drift)(p - h)) / (2 * h)
+    assert float(td.grad(td.grad(drift))(p)) == pytest.approx(float(numeric), rel=1e-6)
+    assert float(td.hessian(drift)(p)) == pytest.approx(float(numeric), rel=1e-6)
+
+
+def test_while_loop_refuses_a_non_boolean_condition() -> None:
     with pytest.raises(TypeError, match="cond_fun must return a 0-d boolean"):
         td.jit(lambda v: lax.while_loop(lambda s: s > 0.0, lambda s: s - 1.0, v))(np.ones(2))
 

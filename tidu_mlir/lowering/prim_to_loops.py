@@ -65,6 +65,7 @@ from tidu_mlir.lowering.math_library import MathLibrary
 from tidu_mlir.lowering.regions import (
     ScanBuffers,
     WhileBuffers,
+    allocate_tape,
     emit_cond,
     emit_scan,
     emit_while,
@@ -287,10 +288,21 @@ class FunctionLowering:
             consts=[self.buffer_of(v) for v in op.consts],
             carries=[self._result_buffer(v) for v in op.carries],
             spares=[self._alloc(prim.tensor_type_of(v)) for v in op.carries],
-            ys=[self._result_buffer(v) for v in op.ys],
+            ys=[self._ys_buffer(op, v) for v in op.ys],
             count=self.buffer_of(op.count) if op.count is not None else None,
         )
         emit_scan(self.loops, self.builder, op, callee, buffers)
+
+    def _ys_buffer(self, op: prim.ScanOp, y: SSAValue) -> Buffer:
+        """Where a scan stacks `y`: its result buffer, or for a dynamic scan a
+        tape allocated for `count` slices."""
+        if op.count is None:
+            return self._result_buffer(y)
+        typ = _tape_buffer_type(y)
+        ref = allocate_tape(self.module, self.builder, self.buffer_of(op.count), typ)
+        self.temporaries.append(ref)
+        self.buffers[y] = Buffer(ref, prim.is_complex(prim.element_type_of(y.type)))
+        return self.buffers[y]
 
     def _emit_cond(self, op: Operation) -> None:
         """An `scf.if` calling one of the two branches, outlined into functions."""

@@ -303,11 +303,20 @@ def _tape_start(module: ModuleOp, b: Builder, tapes: Sequence[MemRefType]) -> li
     `INITIAL_TAPE_SLICES`, and each tape's first block."""
     zero = b.insert(arith.ConstantOp(IntegerAttr(0, i64))).result
     room = b.insert(arith.ConstantOp(IntegerAttr(INITIAL_TAPE_SLICES, i64))).result
-    blocks = [
-        call_external(module, b, CHECKED_MALLOC, [_bytes(b, room, typ)], [_PTR]).res[0]
-        for typ in tapes
-    ]
-    return [zero, room, *blocks]
+    return [zero, room, *(_allocate(module, b, room, typ) for typ in tapes)]
+
+
+def _allocate(module: ModuleOp, b: Builder, slices: SSAValue, typ: MemRefType) -> SSAValue:
+    """A heap block for `slices` (an i64) slices of a tape of buffer type `typ`."""
+    return call_external(module, b, CHECKED_MALLOC, [_bytes(b, slices, typ)], [_PTR]).res[0]
+
+
+def allocate_tape(module: ModuleOp, b: Builder, count: Buffer, typ: MemRefType) -> SSAValue:
+    """A tape of buffer type `typ` (`memref<?x...>`) with room for as many
+    slices as the 0-d i64 `count` holds: the `ys` of a dynamic scan (freed by
+    the caller with its temporaries)."""
+    slices = b.insert(memref.LoadOp.get(count.ref, [])).res
+    return _cast(b, _allocate(module, b, slices, typ), typ)
 
 
 def _tape_step(

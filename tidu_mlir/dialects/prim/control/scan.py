@@ -9,7 +9,8 @@
 The body runs `length` times (last to first with `reverse`). A scan built by
 the AD rules of `prim.while` has a trip count known only at run time: it
 has no `length`; a 0-d i64 operand `count` gives it, and each of its `xs` is
-a tape of `prim.record_while` (type `tensor<?x...>`, one slice per iteration):
+a tape of `prim.record_while` (type `tensor<?x...>`, one slice per iteration),
+as is each of its `ys`:
 
     prim.scan count(%n : tensor<i64>) init(%t0) xs(%tape) consts() : ...
  Its arguments
@@ -259,8 +260,6 @@ class ScanOp(PrimOp):
             return
         check_tensor("count", self.count.type, "integer")
         check_shape("count", shape_of(self.count), ())
-        if self.ys:
-            raise VerifyException("a scan with a count operand stacks no ys")
 
     # ----- semantics ----------------------------------------------------------
 
@@ -291,7 +290,7 @@ class ScanOp(PrimOp):
             for per_step, y in zip(slices, results[carries:], strict=True):
                 per_step[i] = y
         ys = [
-            np.stack(per_step) if length else np.empty(shape)
+            np.stack(per_step) if length else np.empty((0, *shape[1:]))
             for per_step, shape in zip(slices, y_shapes, strict=True)
         ]
         return (*carry, *ys)
@@ -313,8 +312,7 @@ class ScanOp(PrimOp):
     # ----- AD -------------------------------------------------------------------
 
     def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
-        if self.count is not None:
-            raise ADRuleError("jvp", self, _DYNAMIC_JVP)
+        tangents = tangents[: len(self.body.block.args)]  # `count` (an integer) has none
         carries, xs = len(self.init), len(self.xs)
         linearized, active = linearize_carried(ctx, self.body, tangents, carries)
         results = [*active[:carries], *linearized.active_results[carries:]]
@@ -329,7 +327,7 @@ class ScanOp(PrimOp):
             linearized.forward, [*range(body_results), *(body_results + i for i in stacked)]
         )
         forward = ctx.emit(
-            ScanOp(self.init, self.xs, self.consts, forward_body, self.trip_count, self.is_reverse)
+            ScanOp(self.init, self.xs, self.consts, forward_body, self.extent, self.is_reverse)
         )
         stacked_values = dict(zip(stacked, forward.ys[len(self.ys) :], strict=True))
 
@@ -358,7 +356,7 @@ class ScanOp(PrimOp):
                 [*scanned_tangents, *(residual_operands[i] for i in scanned)],
                 [*const_tangents, *(residual_operands[i] for i in invariant)],
                 reordered(linear_body, order),
-                self.trip_count,
+                self.extent,
                 self.is_reverse,
             )
         )
@@ -451,7 +449,8 @@ class ScanOp(PrimOp):
             if batched[arguments]:  # the same count for every example (a batched loop's)
                 length = ctx.emit(ReduceMaxOp(length, [0])).result
         scan = ctx.emit(ScanOp(init, scanned, consts, body, length, self.is_reverse))
-        return [*scan.carries, *(_swap_leading_axes(ctx, y) for y in scan.ys)]
+        ys = scan.ys if self.count is not None else [_swap_leading_axes(ctx, y) for y in scan.ys]
+        return [*scan.carries, *ys]
 
 
 def _transposed_loop_body(
@@ -494,13 +493,6 @@ def _transposed_loop_body(
         return [*cotangents[:carries], *sums, *cotangents[carries:split]]
 
     return rebuilt(body, arg_types, args_of_body, finish)
-
-
-_DYNAMIC_JVP = (
-    "forward-mode differentiation of a reverse-mode loop over a while loop's tapes "
-    "(e.g. jvp or hessian of a grad through lax.while_loop) is not supported; "
-    "use lax.while_loop(..., max_steps=N) or lax.fori_loop there"
-)
 
 
 def _swap_leading_axes(ctx: BatchContext, value: SSAValue) -> SSAValue:

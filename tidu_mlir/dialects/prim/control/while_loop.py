@@ -63,10 +63,6 @@ _NOT_LINEAR = (
     "a while loop is linear in none of its operands (its JVP records the primal "
     "iterations, then runs a linear loop over them)"
 )
-_RECORDED_JVP = (
-    "forward-mode differentiation of a recorded while loop (e.g. jvp or hessian of a grad "
-    "through lax.while_loop) is not supported; use lax.while_loop(..., max_steps=N) there"
-)
 
 
 @irdl_op_definition
@@ -179,46 +175,7 @@ class WhileOp(PrimOp):
     # ----- AD -------------------------------------------------------------------
 
     def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
-        carries = len(self.init)
-        linearized, active = linearize_carried(ctx, self.body, tangents, carries)
-        residuals = linearized.residual_arguments
-        recorded = [i for i, arg in enumerate(residuals) if arg is None or arg < carries]
-        invariant = [arg for arg in residuals if arg is not None and arg >= carries]
-        record = ctx.emit(
-            RecordWhileOp(
-                self.init,
-                self.consts,
-                copied(self.before),
-                _recording_body(self.before, linearized.forward, carries, recorded),
-            )
-        )
-        carry_types = [v.type for v in self.init]
-        linear = padded_yields(
-            linearized.linear, carry_types, linearized.active_results, active[:carries]
-        )
-        tangent_count, active_carries = sum(active), sum(active[:carries])
-        guarded = _guarded(linear, active_carries, tangent_count)
-        first_residual = tangent_count + 1
-        order = [
-            *range(active_carries),
-            tangent_count,
-            *(first_residual + i for i in recorded),
-            *range(active_carries, tangent_count),
-            *(first_residual + i for i, arg in enumerate(residuals) if i not in recorded),
-        ]
-        init = [or_zeros(ctx, tangents[i], self.init[i]) for i in range(carries) if active[i]]
-        const_tangents = [t for t in tangents[carries:] if t is not None]
-        loop = ctx.emit(
-            ScanOp(
-                init,
-                list(record.tapes),
-                [*const_tangents, *(self.operands[arg] for arg in invariant)],
-                reordered(guarded, order),
-                record.count,
-            )
-        )
-        tangent_results = iter(loop.carries)
-        return [next(tangent_results) if flag else None for flag in active[:carries]]
+        return _unzipped_loop(self, ctx, tangents)
 
     def transpose_rule(self, ctx: RuleContext, cotangents: Values) -> Values:
         raise ADRuleError("transpose", self, _NOT_LINEAR)
@@ -360,7 +317,11 @@ class RecordWhileOp(PrimOp):
     # ----- AD -------------------------------------------------------------------
 
     def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
-        raise ADRuleError("jvp", self, _RECORDED_JVP)
+        """As `WhileOp`'s, the linear loop also stacking the tangents of the
+        recorded values (tangent tapes); none for the count."""
+        tangent_results = _unzipped_loop(self, ctx, tangents)
+        carries = len(self.init)
+        return [*tangent_results[:carries], None, *tangent_results[carries:]]
 
     def transpose_rule(self, ctx: RuleContext, cotangents: Values) -> Values:
         raise ADRuleError("transpose", self, _NOT_LINEAR)
@@ -381,34 +342,81 @@ class RecordWhileOp(PrimOp):
         return [*loop.carries, count, *loop.tapes]
 
 
+def _unzipped_loop(op: WhileOp | RecordWhileOp, ctx: RuleContext, tangents: Values) -> Values:
+    """The JVP of a while loop (see `WhileOp`): a `prim.record_while` of the
+    body's forward part recording the predicate and the varying residuals,
+    then a dynamic scan over those tapes running the body's linear part
+    (guarded by the recorded predicate). The tangents of the body's results:
+    carries, then (for a `prim.record_while`) the stacked recorded values."""
+    carries = len(op.init)
+    results = yield_types(op.body)
+    linearized, active = linearize_carried(ctx, op.body, tangents, carries)
+    residuals = linearized.residual_arguments
+    recorded = [i for i, arg in enumerate(residuals) if arg is None or arg < carries]
+    invariant = [arg for arg in residuals if arg is not None and arg >= carries]
+    record = ctx.emit(
+        RecordWhileOp(
+            op.init,
+            op.consts,
+            copied(op.before),
+            _recording_body(op.before, linearized.forward, carries, len(results), recorded),
+        )
+    )
+    wanted = [*active[:carries], *linearized.active_results[carries:]]
+    linear = padded_yields(linearized.linear, results, linearized.active_results, wanted)
+    tangent_count, active_carries = sum(active), sum(active[:carries])
+    guarded = _guarded(linear, active_carries, tangent_count)
+    first_residual = tangent_count + 1
+    order = [
+        *range(active_carries),
+        tangent_count,
+        *(first_residual + i for i in recorded),
+        *range(active_carries, tangent_count),
+        *(first_residual + i for i in range(len(residuals)) if i not in recorded),
+    ]
+    init = [or_zeros(ctx, tangents[i], op.init[i]) for i in range(carries) if active[i]]
+    const_tangents = [t for t in tangents[carries : len(op.operands)] if t is not None]
+    loop = ctx.emit(
+        ScanOp(
+            init,
+            list(record.tapes),
+            [*const_tangents, *(op.operands[arg] for arg in invariant)],
+            reordered(guarded, order),
+            record.count,
+        )
+    )
+    values = iter([*loop.carries, *loop.ys])
+    return [next(values) if flag else None for flag in wanted]
+
+
 def _recording_body(
-    before: Region, forward: Region, carries: int, recorded: Sequence[int]
+    before: Region, forward: Region, carries: int, results: int, recorded: Sequence[int]
 ) -> Region:
     """The body of the `prim.record_while` of a JVP: the forward part of the
-    loop body (`forward`: new carries, then residuals), yielding the new
-    carries, the predicate the iteration started with (true, or false for an
-    example a batched loop no longer runs) and the `recorded` residuals."""
+    loop body (`forward`: its `results` values, then residuals), yielding the
+    new carries, the predicate the iteration started with (true, or false for
+    an example a batched loop no longer runs) and the `recorded` residuals."""
 
     def finish(block: Block, args: Sequence[SSAValue], outs: Sequence[SSAValue]) -> list[SSAValue]:
         (holds,) = clone_into(block, before, args)
-        return [*outs[:carries], holds, *(outs[carries + i] for i in recorded)]
+        return [*outs[:carries], holds, *(outs[results + i] for i in recorded)]
 
     return rebuilt(forward, argument_types(forward), lambda args: args, finish)
 
 
 def _guarded(linear: Region, carries: int, position: int) -> Region:
-    """The linear body `linear` (tangents of its first `carries` arguments out)
-    with a 0-d boolean argument inserted at `position`, the predicate its
-    iteration started with: where it is false (an example a batched loop no
-    longer runs) the tangents pass through unchanged. Linear in the tangents
-    (`prim.select` on a fixed predicate)."""
+    """The linear body `linear` (tangents of its first `carries` arguments out
+    first) with a 0-d boolean argument inserted at `position`, the predicate
+    its iteration started with: where it is false (an example a batched loop
+    no longer runs) the carries' tangents pass through unchanged. Linear in
+    the tangents (`prim.select` on a fixed predicate)."""
     types = argument_types(linear)
     arg_types = [*types[:position], TensorType(i1, []), *types[position:]]
 
     def finish(block: Block, args: Sequence[SSAValue], outs: Sequence[SSAValue]) -> list[SSAValue]:
         holds = args[position]
         kept: list[SSAValue] = []
-        for new, old in zip(outs, args[:carries], strict=True):
+        for new, old in zip(outs[:carries], args[:carries], strict=True):
             shape = tensor_type_of(new).get_shape()
             mask = holds
             if shape:
@@ -418,7 +426,7 @@ def _guarded(linear: Region, carries: int, position: int) -> Region:
             select = SelectOp(mask, new, old, role=(False, True, True))
             block.add_op(select)
             kept.append(select.result)
-        return kept
+        return [*kept, *outs[carries:]]
 
     return rebuilt(
         linear, arg_types, lambda args: [*args[:position], *args[position + 1 :]], finish
