@@ -24,6 +24,7 @@ MODULES = (
     "tidu_mlir.nn",
     "tidu_mlir.scipy",
     "tidu_mlir.scipy.special",
+    "tidu_mlir.scipy.linalg",
     "tidu_mlir.tree_util",
     "tidu_mlir.eager",
 )
@@ -33,6 +34,7 @@ EXAMPLE_PREFIXES = {
     "tidu_mlir.lax": "lax",
     "tidu_mlir.nn": "td.nn",
     "tidu_mlir.scipy.special": "td.scipy.special",
+    "tidu_mlir.scipy.linalg": "td.scipy.linalg",
     "tidu_mlir.tree_util": "tree_util",
 }
 
@@ -124,7 +126,9 @@ def _coverage_lists() -> dict[str, list[str]]:
     return lists
 
 
-@pytest.mark.parametrize("against", ["numpy", "jax.lax", "jax", "jax.nn", "jax.scipy.special"])
+@pytest.mark.parametrize(
+    "against", ["numpy", "jax.lax", "jax", "jax.nn", "jax.scipy.special", "jax.scipy.linalg"]
+)
 def test_coverage_tables_list_real_names(against: str) -> None:
     names = _coverage_lists()[against]
     library = pytest.importorskip(against)

@@ -118,6 +118,20 @@ CASES: list[tuple[str, str, str]] = [
         "tensor<3x4xf32>",
         "prim.argsort %a, axis = 0 : tensor<3x4xf32> -> tensor<3x4xi64>",
     ),
+    ("cholesky", "tensor<2x3x3xcomplex<f64>>", "prim.cholesky %a : tensor<2x3x3xcomplex<f64>>"),
+    (
+        "triangular_solve",
+        "tensor<3x3xf64>, tensor<3x2xf64>",
+        "prim.triangular_solve %a, %b, lower, transpose_a, unit_diagonal "
+        ": (tensor<3x3xf64>, tensor<3x2xf64>) -> tensor<3x2xf64>",
+    ),
+    (
+        "triangular_solve",
+        "tensor<3x3xcomplex<f32>>, tensor<3x1xcomplex<f32>>",
+        "prim.triangular_solve %a, %b, transpose_a, conjugate_a "
+        ": (tensor<3x3xcomplex<f32>>, tensor<3x1xcomplex<f32>>) -> tensor<3x1xcomplex<f32>>",
+    ),
+    ("lu", "tensor<4x4xf32>", "%r, %r_1, %r_2 = prim.lu %a : tensor<4x4xf32>"),
     ("reshape", "tensor<2x3xf64>", "prim.reshape %a : tensor<2x3xf64> -> tensor<3x2xf64>"),
     (
         "transpose",
@@ -253,17 +267,17 @@ CASES: list[tuple[str, str, str]] = [
 ]
 
 
+def _statement(line: str) -> str:
+    """`line` as a statement: `%r = line`, unless it names its several results."""
+    return line if line.startswith("%") else f"%r = {line}"
+
+
 def _module_text(arg_types: str, line: str) -> str:
     names = "abcdefgh"
     args = ", ".join(
         f"%{names[i]}: {t.strip()}" for i, t in enumerate(arg_types.split(", ")) if t.strip()
     )
-    return f"func.func @f({args}) {{\n  {_bound(line)}\n  func.return\n}}\n"
-
-
-def _bound(line: str) -> str:
-    """The op line with its results named (`%r`, unless `line` names several)."""
-    return line if line.startswith("%") else f"%r = {line}"
+    return f"func.func @f({args}) {{\n  {_statement(line)}\n  func.return\n}}\n"
 
 
 def _print(module: Operation, generic: bool = False) -> str:
@@ -290,7 +304,7 @@ def test_roundtrip(ctx: Context, name: str, arg_types: str, line: str, generic: 
     second = _print(_parse(ctx, first), generic)
     assert first == second
     custom = _print(_parse(ctx, first))
-    assert f"{_bound(line)}\n" in custom
+    assert f"{_statement(line)}\n" in custom
 
 
 # --------------------------------------------------------------------------

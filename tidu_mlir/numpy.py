@@ -2119,8 +2119,146 @@ class IndexUpdateRef:
         return self.set(fn(self.get(), values))
 
 
+# --------------------------------------------------------------------------
+# numpy.linalg on LAPACK: prim.cholesky, prim.triangular_solve, prim.lu
+# --------------------------------------------------------------------------
+
+
+def _square(name: str, a: Any) -> Any:
+    """`a` as an inexact array (traced or not) of (a batch of) square matrices,
+    else LinAlgError naming the shape (numpy's error)."""
+    matrices = astype(a if isinstance(a, Tracer) else np.asarray(a), _inexact_dtype(a))
+    if matrices.ndim < 2 or matrices.shape[-1] != matrices.shape[-2]:
+        raise np.linalg.LinAlgError(
+            f"{name}: the last 2 dimensions of the array must be square, got shape {matrices.shape}"
+        )
+    return matrices
+
+
+def _matrix_rhs(name: str, a: Any, b: Any) -> tuple[Any, Any, bool]:
+    """`a` and `b` for `a x = b` with numpy's shape rules: `b` of shape `(n,)`
+    (a vector: returned as `(..., n, 1)`, the flag True) or `(..., n, k)`, batch
+    axes broadcast; one dtype. A ValueError naming both shapes otherwise."""
+    dtype = _inexact_dtype(a, b)
+    a, rhs = astype(a, dtype), astype(b if isinstance(b, Tracer) else np.asarray(b), dtype)
+    vector = rhs.ndim == 1
+    if vector:
+        rhs = expand_dims(rhs, -1)
+    if rhs.ndim < 2 or rhs.shape[-2] != a.shape[-1]:
+        raise ValueError(
+            f"{name}: b of shape {shape(b)} does not match a of shape {a.shape} "
+            f"(expected ({a.shape[-1]},) or (..., {a.shape[-1]}, k))"
+        )
+    batch = np.broadcast_shapes(a.shape[:-2], rhs.shape[:-2])
+    a = broadcast_to(a, (*batch, *a.shape[-2:]))
+    return a, broadcast_to(rhs, (*batch, *rhs.shape[-2:])), vector
+
+
+def _checked(x: Any, ok: Any, message: str) -> Any:
+    """`x` through a `prim.check` of the 0-d boolean `ok` raising LinAlgError(message)."""
+    text = prim.LINALG_ERROR + message
+    trace = _find_trace((x, ok))
+    if trace is None:
+        return prim.CheckOp.reference(ok, x, message=text)
+    checked = prim.CheckOp(_as_tracer(trace, ok).value, _as_tracer(trace, x).value, text)
+    return emit(trace, checked)
+
+
+@_numpy_when_concrete(prim.LuOp.reference)
+def _lu(a: Any) -> tuple[Tracer, Tracer, Tracer]:
+    """The packed LU factors, pivots and permutation of `a` (`prim.lu`)."""
+    op = a.trace.emit(prim.LuOp(a.value))
+    lu, pivots, permutation = (Tracer(v, a.trace) for v in op.results)
+    return lu, pivots, permutation
+
+
+@_numpy_when_concrete(prim.TriangularSolveOp.reference)
+def _triangular_solve(a: Any, b: Any, **flags: bool) -> Tracer:
+    """`op(a)⁻¹ b` for triangular `a` (`prim.triangular_solve`, same batch axes)."""
+    trace = _find_trace((a, b))
+    assert trace is not None
+    a, b = _as_tracer(trace, a), _as_tracer(trace, b)
+    return emit(trace, prim.TriangularSolveOp.from_flags(a.value, b.value, flags))
+
+
+def _lu_solve(lu: Any, permutation: Any, b: Any) -> Any:
+    """`a⁻¹ b` from `a`'s LU factors: `U⁻¹ L⁻¹ b[permutation]`."""
+    rows = broadcast_to(expand_dims(permutation, -1), b.shape)
+    permuted = take_along_axis(b, rows, -2)
+    lower = _triangular_solve(lu, permuted, lower=True, unit_diagonal=True)
+    return _triangular_solve(lu, lower)
+
+
+def _nonsingular(lu: Any) -> Any:
+    """Whether every matrix's U has no zero on its diagonal (0-d boolean)."""
+    return all(not_equal(abs(diagonal(lu, 0, -2, -1)), 0.0))
+
+
+@_numpy_when_concrete(np.linalg.solve)
+def _solve(a: Any, b: Any) -> Tracer:
+    """numpy.linalg.solve: `x` with `a x = b` (LU with partial pivoting, then two
+    triangular solves); `b` of shape `(n,)` or `(..., n, k)`, batch axes broadcast.
+    A singular matrix raises LinAlgError at run time."""
+    matrices, rhs, vector = _matrix_rhs("solve", _square("solve", a), b)
+    lu, _, permutation = _lu(matrices)
+    x = _checked(_lu_solve(lu, permutation, rhs), _nonsingular(lu), "Singular matrix")
+    return x[..., 0] if vector else x
+
+
+@_numpy_when_concrete(np.linalg.inv)
+def _inv(a: Any) -> Tracer:
+    """numpy.linalg.inv: `solve(a, I)`; LinAlgError at run time for a singular matrix."""
+    matrices = _square("inv", a)
+    identity = np.eye(matrices.shape[-1], dtype=matrices.dtype)
+    return _solve(matrices, _broadcast(_as_tracer(matrices.trace, identity), matrices.shape))
+
+
+def _pivot_sign(pivots: Tracer, dtype: np.dtype) -> Tracer:
+    """(-1) to the number of row interchanges, per matrix."""
+    swapped = not_equal(pivots, np.arange(pivots.shape[-1], dtype=np.int32))
+    return prod(astype(where(swapped, -1.0, 1.0), dtype), axis=-1)
+
+
+@_numpy_when_concrete(np.linalg.slogdet)
+def _slogdet(a: Any) -> tuple[Tracer, Tracer]:
+    """numpy.linalg.slogdet: `(sign, log|det|)` from the LU factors (sign 0 and
+    log|det| -inf for a singular matrix, as numpy)."""
+    lu, pivots, _ = _lu(_square("slogdet", a))
+    u = diagonal(lu, 0, -2, -1)
+    magnitude = abs(u)
+    unit = where(magnitude == 0.0, 0.0, u / where(magnitude == 0.0, 1.0, magnitude))
+    sign = prod(unit, axis=-1) * _pivot_sign(pivots, lu.dtype)
+    return sign, sum(log(magnitude), axis=-1)
+
+
+@_numpy_when_concrete(np.linalg.det)
+def _det(a: Any) -> Tracer:
+    """numpy.linalg.det: the product of U's diagonal, signed by the row interchanges."""
+    lu, pivots, _ = _lu(_square("det", a))
+    return prod(diagonal(lu, 0, -2, -1), axis=-1) * _pivot_sign(pivots, lu.dtype)
+
+
+@_numpy_when_concrete(np.linalg.cholesky)
+def _cholesky(a: Any) -> Tracer:
+    """numpy.linalg.cholesky: the lower factor `L`, `a = L Lᴴ`, of the Hermitian part
+    `(a + aᴴ)/2` (JAX's; numpy reads the lower triangle: the same for Hermitian
+    `a`). LinAlgError at run time when it is not positive definite."""
+    matrices = _square("cholesky", a)
+    hermitian = (matrices + conj(swapaxes(matrices, -1, -2))) * 0.5
+    factor = emit(matrices.trace, prim.CholeskyOp(hermitian.value))
+    finite = all(isfinite(real(diagonal(factor, 0, -2, -1))))
+    return _checked(factor, finite, "Matrix is not positive definite")
+
+
 class _Linalg:
-    """numpy.linalg's names that tidu has: `tnp.linalg.norm`."""
+    """numpy.linalg's names that tidu has: `norm`, `solve`, `inv`, `det`,
+    `slogdet`, `cholesky`."""
+
+    solve = staticmethod(_solve)
+    inv = staticmethod(_inv)
+    det = staticmethod(_det)
+    slogdet = staticmethod(_slogdet)
+    cholesky = staticmethod(_cholesky)
 
     @staticmethod
     def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A002

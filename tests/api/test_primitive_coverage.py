@@ -22,6 +22,7 @@ from tidu_mlir.tracing import ArraySpec, trace_function
 
 REAL = ArraySpec((2, 3), np.dtype(np.float64))
 COMPLEX = ArraySpec((2, 3), np.dtype(np.complex128))
+SQUARE = ArraySpec((3, 3), np.dtype(np.float64))
 
 SAMPLES: dict[type[prim.PrimOp], tuple[Callable[..., Any], tuple[ArraySpec, ...]]] = {
     prim.AddOp: (lambda x: tnp.add(x, x), (REAL,)),
@@ -84,6 +85,9 @@ SAMPLES: dict[type[prim.PrimOp], tuple[Callable[..., Any], tuple[ArraySpec, ...]
         lambda x: td.lax.dynamic_update_slice(x, x[:1, :1], (1, 1)),
         (REAL,),
     ),
+    prim.CholeskyOp: (tnp.linalg.cholesky, (SQUARE,)),
+    prim.TriangularSolveOp: (lambda x: td.scipy.linalg.solve_triangular(x, x), (SQUARE,)),
+    prim.LuOp: (tnp.linalg.det, (SQUARE,)),
     prim.ArgMaxOp: (tnp.argmax, (REAL,)),
     prim.ArgMinOp: (tnp.argmin, (REAL,)),
     prim.CumsumOp: (lambda x: tnp.cumsum(x, axis=1), (REAL,)),

@@ -207,6 +207,21 @@ CASES: dict[type[PrimOp], list[Sample]] = {
         Sample(lambda x: prim.ArgsortOp(x, 1), [("f32", (2, 5, 3))]),
         Sample(lambda x: prim.ArgsortOp(x, 0), [("i64", (6,))]),
     ],
+    prim.CholeskyOp: [
+        Sample(prim.CholeskyOp, [("pos", (3, 3))]),
+        Sample(prim.CholeskyOp, [("c128", (2, 3, 3))]),  # not positive definite: NaNs
+    ],
+    prim.TriangularSolveOp: [
+        Sample(
+            lambda a, b: prim.TriangularSolveOp(a, b, lower=True, unit_diagonal=True),
+            [("f64", (3, 3)), ("f64", (3, 2))],
+        ),
+        Sample(
+            lambda a, b: prim.TriangularSolveOp(a, b, transpose_a=True, conjugate_a=True),
+            [("c128", (2, 3, 3)), ("c128", (2, 3, 1))],
+        ),
+    ],
+    prim.LuOp: [Sample(prim.LuOp, [("f32", (2, 4, 4))])],
     prim.IotaOp: [Sample(lambda: prim.IotaOp(TensorType(i64, [2, 3]), 1), [])],
     prim.GatherOp: [
         Sample(lambda x, i: prim.GatherOp(x, i, 1), [("c128", (2, 4, 3)), ("i32", (2, 3))]),

@@ -69,7 +69,9 @@ def test_contractions_and_reductions_are_saved_not_recomputed() -> None:
     expensive = {k for k in prim.PRIM_OPS if not k.get_trait(RecomputeCost).cheap}
     loops = {prim.ScanOp, prim.CondOp, prim.WhileOp, prim.RecordWhileOp}  # their regions'
     arg_ops = {prim.ArgMaxOp, prim.ArgMinOp, prim.ArgsortOp}  # reductions and a sort
-    assert expensive == {prim.DotGeneralOp, prim.ReduceSumOp, prim.ReduceMaxOp, *arg_ops, *loops}
+    linalg = {prim.CholeskyOp, prim.TriangularSolveOp, prim.LuOp}  # O(n³) per matrix
+    expected = {prim.DotGeneralOp, prim.ReduceSumOp, prim.ReduceMaxOp, *arg_ops, *loops, *linalg}
+    assert expensive == expected
 
 
 def test_accumulate_is_prim_add() -> None:
@@ -89,7 +91,8 @@ X3 = RNG.uniform(0.5, 2.0, (3,))
 Y34 = RNG.uniform(0.5, 2.0, (3, 4))
 Z23 = X23 + 1j * Y23
 P23 = X23 > Y23
-IDX = np.array([0, -1, 5, 2, -9])  # negative, out of range both ways (clamped)
+IDX = np.array([0, -1, 5, 2, -9])
+SPD = Y34[:, :3] @ Y34[:, :3].T + 3.0 * np.eye(3)  # negative, out of range both ways (clamped)
 
 
 def _type_of(array: np.ndarray) -> TensorType:
@@ -221,6 +224,13 @@ CASES: dict[type[PrimOp], tuple[Build, Sequence[np.ndarray], dict[str, Any]]] = 
         (X23, Y34),
         {"lhs_contract": (1,), "rhs_contract": (0,)},
     ),
+    prim.CholeskyOp: (prim.CholeskyOp, (SPD,), {}),
+    prim.TriangularSolveOp: (
+        lambda a, b: prim.TriangularSolveOp(a, b, lower=True),
+        (SPD, Y34),
+        {"lower": True, "transpose_a": False, "conjugate_a": False, "unit_diagonal": False},
+    ),
+    prim.LuOp: (prim.LuOp, (SPD,), {}),
     prim.SliceOp: (
         lambda x: prim.SliceOp(x, [0, 1], [2, 3], [1, 2]),
         (X23,),

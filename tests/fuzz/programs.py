@@ -799,6 +799,42 @@ def op_where(b: Builder) -> bool:
     return True
 
 
+def op_logical(b: Builder) -> bool:
+    """`where(m, p, q)` for `m` a logical combination (`logical_and/or/xor`,
+    `& | ^`, maybe negated by `logical_not`, `invert` or `~`) of `a < c` and a
+    fixed mask."""
+    a = b.pick(_real)
+    if a is None:
+        return False
+    c = b.partner(a, real_only=True)
+    b.margin(f"np.abs({a.name} - {c.name})", jump=True)
+    shape = _broadcast(a, c)
+    less = b.emit(f"{a.name} < {c.name}", shape, "bool", Bounds(0.0, 1.0))
+    name = f"c{len(b.constants)}"
+    b.constants[name] = b.rng.uniform(size=shape) < 0.5
+    function, symbol = b.choose([("logical_and", None), ("logical_or", None),
+                                 ("logical_xor", None), ("bitwise_and", "&"),
+                                 ("bitwise_or", "|"), ("bitwise_xor", "^")])  # fmt: skip
+    combined = (
+        f"({less.name} {symbol} {name})"
+        if symbol and b.flip()
+        else _call(function, less.name, name)
+    )
+    if b.flip():
+        negation = b.choose(["logical_not", "invert", "~"])
+        combined = f"~{combined}" if negation == "~" else _call(negation, combined)
+    mask = b.emit(combined, shape, "bool", Bounds(0.0, 1.0))
+    p = b.pick(lambda v: _numeric(v) and _broadcasts(v.dims, mask.dims)) or a
+    q = b.partner(p)
+    if not _broadcasts(q.dims, mask.dims, p.dims):
+        q = b.scalar(allow_complex=b.config.complex_ops)
+    out = tuple(np.broadcast_shapes(mask.dims, p.dims, q.dims))
+    dtype = _dtype_of(p, q)
+    im = p.imag.union(q.imag) if np.dtype(dtype).kind == "c" else None
+    b.emit(_call("where", mask.name, p.name, q.name), out, dtype, p.re.union(q.re), im)
+    return True
+
+
 # ---- reductions ---------------------------------------------------------------
 
 
@@ -1436,6 +1472,7 @@ OPS: list[Op] = [
     op_broadcast_to, op_concatenate, op_einsum, op_where, op_maximum_minimum, op_max,
     op_abs, op_arctan2, op_power_array, op_complex_parts, op_astype, op_complex, op_pad,
     op_unary_math, op_sign_clip, op_min, op_var_std, op_hypot_logaddexp, op_float_tests,
+    op_logical,
     op_products, op_rearrange, op_replicate, op_diagonals, op_like, op_rounding,
     op_sort_take, op_cumulative,
 ]  # fmt: skip

@@ -25,6 +25,7 @@ import builtins
 import functools
 import inspect
 import sys
+import types
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
@@ -460,6 +461,25 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
 
 globals().update(FUNCTIONS)
 Tensor.bind_functions(sys.modules[__name__])
+
+
+def _linalg_function(name: str) -> Callable[..., Any]:
+    """`tnp.linalg.<name>` on tensors; every argument is an array."""
+    fn = getattr(tnp.linalg, name)
+
+    def op(*operands: Any) -> Any:
+        return apply(f"linalg.{name}", fn, operands, (), fn.concrete)
+
+    functools.update_wrapper(op, fn, assigned=())
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"`tnp.linalg.{name}` on tensors, recorded for backward."
+    return op
+
+
+linalg = types.SimpleNamespace(
+    **{name: _linalg_function(name) for name in ("solve", "inv", "det", "slogdet", "cholesky")}
+)
+"""`tnp.linalg`'s functions of arrays on tensors: `functions.linalg.solve(a, b)`, ..."""
 
 
 def _method(fn: Callable[..., Any]) -> Callable[..., Any]:

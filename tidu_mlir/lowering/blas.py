@@ -61,8 +61,8 @@ _PREFIX = {"f64": "d", "f32": "s"}
 
 
 @functools.cache
-def blas_symbols() -> dict[tuple[str, str], str]:
-    """(element type, routine) -> loaded symbol; empty when no OpenBLAS is found."""
+def openblas() -> ctypes.CDLL | None:
+    """numpy's bundled OpenBLAS (ILP64), also loaded for the JIT; None when absent."""
     libs = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
     for path in sorted(glob.glob(os.path.join(libs, "libscipy_openblas64_*.so"))):
         try:
@@ -70,13 +70,22 @@ def blas_symbols() -> dict[tuple[str, str], str]:
             llvm.load_library_permanently(path)
         except (OSError, RuntimeError):
             continue
-        names = {
-            (element, routine): f"scipy_cblas_{prefix}{routine}64_"
-            for element, prefix in _PREFIX.items()
-            for routine in _ROUTINES
-        }
-        return {key: name for key, name in names.items() if hasattr(library, name)}
-    return {}
+        return library
+    return None
+
+
+@functools.cache
+def blas_symbols() -> dict[tuple[str, str], str]:
+    """(element type, routine) -> loaded symbol; empty when no OpenBLAS is found."""
+    library = openblas()
+    if library is None:
+        return {}
+    names = {
+        (element, routine): f"scipy_cblas_{prefix}{routine}64_"
+        for element, prefix in _PREFIX.items()
+        for routine in _ROUTINES
+    }
+    return {key: name for key, name in names.items() if hasattr(library, name)}
 
 
 # ----- planning ------------------------------------------------------------------
@@ -287,27 +296,39 @@ def emit_call(
     strides = (call.m * call.k, call.k * call.n, call.m * call.n)
 
     def body(bb: Builder, ivs: list[SSAValue]) -> None:
-        offset = bb.insert(arith.IndexCastOp(ivs[0], i64)).result
-        slices = []
-        for pointer, stride in zip(pointers, strides, strict=True):
-            scaled = bb.insert(arith.MuliOp(offset, _int(bb, stride, i64))).result
-            slices.append(
-                bb.insert(llvm_dialect.GEPOp.from_mixed_indices(pointer, [scaled], element)).result
-            )
-        emit(bb, slices)
+        emit(
+            bb,
+            [
+                offset_pointer(bb, p, ivs[0], s, element)
+                for p, s in zip(pointers, strides, strict=True)
+            ],
+        )
 
     lb.nest(b, [call.batch], body)
 
 
-def _int(b: Builder, value: int, typ: IntegerType) -> SSAValue:
+def offset_pointer(
+    b: Builder, pointer: SSAValue, iv: SSAValue, stride: int, element: Attribute
+) -> SSAValue:
+    """`pointer + iv * stride` elements of type `element` (`iv` an index): the
+    matrix `iv` of a batch."""
+    offset = b.insert(arith.IndexCastOp(iv, i64)).result
+    scaled = b.insert(arith.MuliOp(offset, int_const(b, stride, i64))).result
+    return b.insert(llvm_dialect.GEPOp.from_mixed_indices(pointer, [scaled], element)).result
+
+
+def int_const(b: Builder, value: int, typ: IntegerType) -> SSAValue:
+    """An integer constant of type `typ` (an argument of an external call)."""
     return b.insert(arith.ConstantOp(IntegerAttr(value, typ))).result
 
 
-def _ints(b: Builder, typ: IntegerType, *values: int) -> list[SSAValue]:
-    return [_int(b, v, typ) for v in values]
+def int_consts(b: Builder, typ: IntegerType, *values: int) -> list[SSAValue]:
+    """Integer constants of type `typ`, one per value."""
+    return [int_const(b, v, typ) for v in values]
 
 
-def _real(b: Builder, value: float, element: Attribute) -> SSAValue:
+def float_const(b: Builder, value: float, element: Attribute) -> SSAValue:
+    """A float constant of the float type `element`."""
     return b.insert(arith.ConstantOp(FloatAttr(value, cast(AnyFloat, element)))).result
 
 
@@ -315,13 +336,14 @@ def _flag(trans: bool) -> int:
     return _TRANS if trans else _NO_TRANS
 
 
-def _invoke(
+def call_external(
     module: ModuleOp,
     b: Builder,
     symbol: str,
     args: list[SSAValue],
     results: Sequence[Attribute] = (),
 ) -> func.CallOp:
+    """Call the external function `symbol` (declared in `module` on first use)."""
     if SymbolTable.lookup_symbol(module, symbol) is None:
         module.body.block.add_op(
             func.FuncOp.external(symbol, [a.type for a in args], list(results))
@@ -336,12 +358,12 @@ def _gemm(
     lda = call.m if call.trans_a else call.k
     ldb = call.k if call.trans_b else call.n
     args = [
-        *_ints(b, i32, _ROW_MAJOR, _flag(call.trans_a), _flag(call.trans_b)),
-        *_ints(b, i64, call.m, call.n, call.k),
-        _real(b, 1.0, element), a, _int(b, lda, i64), bm, _int(b, ldb, i64),
-        _real(b, 0.0, element), c, _int(b, call.n, i64),
+        *int_consts(b, i32, _ROW_MAJOR, _flag(call.trans_a), _flag(call.trans_b)),
+        *int_consts(b, i64, call.m, call.n, call.k),
+        float_const(b, 1.0, element), a, int_const(b, lda, i64), bm, int_const(b, ldb, i64),
+        float_const(b, 0.0, element), c, int_const(b, call.n, i64),
     ]  # fmt: skip
-    _invoke(module, b, blas_symbols()[str(element), "gemm"], args)
+    call_external(module, b, blas_symbols()[str(element), "gemm"], args)
 
 
 def _gemv(
@@ -359,11 +381,11 @@ def _gemv(
         rows, cols = (call.n, call.k) if call.trans_b else (call.k, call.n)
         trans = not call.trans_b
     args = [
-        *_ints(b, i32, _ROW_MAJOR, _flag(trans)), *_ints(b, i64, rows, cols),
-        _real(b, 1.0, element), matrix, _int(b, cols, i64), vector, _int(b, 1, i64),
-        _real(b, 0.0, element), c, _int(b, 1, i64),
+        *int_consts(b, i32, _ROW_MAJOR, _flag(trans)), *int_consts(b, i64, rows, cols),
+        float_const(b, 1.0, element), matrix, int_const(b, cols, i64), vector, int_const(b, 1, i64),
+        float_const(b, 0.0, element), c, int_const(b, 1, i64),
     ]  # fmt: skip
-    _invoke(module, b, blas_symbols()[str(element), "gemv"], args)
+    call_external(module, b, blas_symbols()[str(element), "gemv"], args)
 
 
 _Emitter = Callable[[ModuleOp, BlasCall, Attribute, Builder, Sequence[SSAValue]], None]

@@ -53,6 +53,7 @@ from xdsl.ir import Attribute
 from xdsl.parser import Parser
 
 from tidu_mlir.config import LRUCache
+from tidu_mlir.dialects.prim.check import check_failure
 from tidu_mlir.lowering.allocation_guard import (
     FAILED,
     FIRST_CHECK,
@@ -364,7 +365,7 @@ class JitFunction:
                 "(malloc failed); the arrays are too large for this machine's memory"
             )
         if status >= FIRST_CHECK:
-            raise RuntimeError(self.owner.check_message(status - FIRST_CHECK))
+            raise check_failure(self.owner.check_message(status - FIRST_CHECK))
         return slot[0][0] if slot else None
 
     def _wrong_count(self, got: int) -> NoReturn:

@@ -30,6 +30,7 @@ prim ops handled, derived from the dispatch tables at the end of this module.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeAlias, cast
@@ -47,8 +48,9 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     UnrealizedConversionCastOp,
     i1,
+    i64,
 )
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
@@ -60,6 +62,7 @@ from tidu_mlir.lowering.blas import Product, emit_call, plan_products
 from tidu_mlir.lowering.element_rules import ELEMENT_RULES, apply_elementwise
 from tidu_mlir.lowering.fusion import Cluster, plan
 from tidu_mlir.lowering.kernels import KERNELS, constant_element
+from tidu_mlir.lowering.lapack import LINALG_OPS, MatrixCalls, emit_linalg
 from tidu_mlir.lowering.loops import Buffer, Index, LoopBuilder, buffer_memref_type
 from tidu_mlir.lowering.math_library import MathLibrary
 from tidu_mlir.lowering.regions import (
@@ -277,6 +280,29 @@ class FunctionLowering:
         block.add_ops([func.CallOp(symbol, [], []), scf.YieldOp()])
         self.builder.insert(scf.IfOp(failed, [], Region(block)))
 
+    def _emit_linalg(self, op: Operation) -> None:
+        """LAPACK/CBLAS calls per matrix (`lapack.py`) on views of the buffers
+        with the batch axes flattened into one."""
+        batch_rank = len(prim.shape_of(op.operands[0])) - 2
+        element = prim.element_type_of(op.operands[0].type)
+        calls = MatrixCalls(self.module, self.loops, self.builder, element)
+        operands = [self._flat_batch(self.buffer_of(v), v.type, batch_rank) for v in op.operands]
+        results = [self._flat_batch(self._result_buffer(v), v.type, batch_rank) for v in op.results]
+        if isinstance(op, prim.LuOp):
+            scratch_type = TensorType(i64, prim.shape_of(op.pivots))
+            scratch = self._alloc(scratch_type)
+            results.append(self._flat_batch(scratch, scratch_type, batch_rank))
+        emit_linalg(calls, op, operands, results)
+
+    def _flat_batch(self, buffer: Buffer, typ: Attribute, batch_rank: int) -> Buffer:
+        """`buffer` (of tensor type `typ`) viewed with its leading `batch_rank` axes as one."""
+        assert isinstance(typ, TensorType)
+        shape = typ.get_shape()
+        flat = [math.prod(shape[:batch_rank]), *shape[batch_rank:]]
+        return _reshaped(
+            buffer, TensorType(typ.get_element_type(), flat), self.builder.insertion_point
+        )
+
     def _emit_scan(self, op: Operation) -> None:
         """A loop calling the body, outlined into a function (lowered later)."""
         assert isinstance(op, prim.ScanOp)
@@ -398,6 +424,7 @@ _RECORDERS: dict[type[Operation], Handler] = {prim.ConstantOp: FunctionLowering.
 _EMITTERS: dict[type[Operation], Handler] = {
     prim.ReshapeOp: FunctionLowering._emit_reshape,
     prim.CheckOp: FunctionLowering._emit_check,
+    **dict.fromkeys(LINALG_OPS, FunctionLowering._emit_linalg),
     prim.ScanOp: FunctionLowering._emit_scan,
     prim.CondOp: FunctionLowering._emit_cond,
     prim.WhileOp: FunctionLowering._emit_while,

@@ -237,7 +237,7 @@ _LIBRARIES = {
     # library: (marker in the optimized LLVM IR, loader)
     "mvec": ("@_ZGV", libmvec_available),
     "gomp": ("@GOMP_", parallel.libgomp_available),
-    "blas": ("@scipy_cblas_", lambda: bool(blas.blas_symbols())),
+    "blas": ("@scipy_", lambda: blas.openblas() is not None),  # CBLAS and LAPACKE
 }
 """The shared libraries compiled code may call: an entry records those it needs,
 and they are loaded before it (MCJIT resolves its symbols in the process)."""

@@ -23,8 +23,9 @@ ones before it:
    dynamic_update_slice (run-time integer indices)
 9. `ordering`: the ops along one axis, argmax, argmin, cumsum, argsort
 10. `contraction`: dot_general
-11. `check`: prim.check, the run-time assertion on the data path
-12. `control` (a package): the ops with regions, scan, cond and while, and
+11. `linalg`: cholesky, triangular_solve, lu (matrices on the trailing axes)
+12. `check`: prim.check, the run-time assertion on the data path
+13. `control` (a package): the ops with regions, scan, cond and while, and
     their terminator, yield
 
 Each layer lists its public names in `__all__` and its op classes in `OPS`;
@@ -42,6 +43,7 @@ from tidu_mlir.dialects.prim import (
     core,
     elementwise,
     indexing,
+    linalg,
     ordering,
     shapes,
     structural,
@@ -55,6 +57,7 @@ from tidu_mlir.dialects.prim.control import *  # noqa: F403
 from tidu_mlir.dialects.prim.core import *  # noqa: F403
 from tidu_mlir.dialects.prim.elementwise import *  # noqa: F403
 from tidu_mlir.dialects.prim.indexing import *  # noqa: F403
+from tidu_mlir.dialects.prim.linalg import *  # noqa: F403
 from tidu_mlir.dialects.prim.ordering import *  # noqa: F403
 from tidu_mlir.dialects.prim.shapes import *  # noqa: F403
 from tidu_mlir.dialects.prim.structural import *  # noqa: F403
@@ -69,6 +72,7 @@ PRIM_OPS: tuple[type[base.PrimOp], ...] = (
     *indexing.OPS,
     *ordering.OPS,
     *contraction.OPS,
+    *linalg.OPS,
     *check.OPS,
     *control.OPS,
 )
@@ -87,5 +91,6 @@ __all__ += structural.__all__
 __all__ += indexing.__all__
 __all__ += ordering.__all__
 __all__ += contraction.__all__
+__all__ += linalg.__all__
 __all__ += check.__all__
 __all__ += control.__all__

@@ -2,8 +2,10 @@
 
 `prim.check %ok, %x, message = "..." : T` is `%x` unchanged when the 0-d
 boolean `%ok` holds, and a run-time failure with `message` otherwise (numpy
-reference and interpreter: `RuntimeError(message)`; native code: a jump back
-to the entry point's guard, which `JitFunction` turns into the same error).
+reference and interpreter: `RuntimeError(message)`, or numpy's `LinAlgError`
+for a message starting with `LinAlgError: `, see `check_failure`; native code:
+a jump back to the entry point's guard, which `JitFunction` turns into the
+same error).
 
 It sits on the data path (its result is its operand), so whatever is computed
 from a checked value can only be obtained through the check: the op stays as
@@ -44,6 +46,18 @@ from tidu_mlir.interfaces import BatchContext, RuleContext
 OK_TYPE = TensorType(i1, [])
 """The type of the predicate of `prim.check`: a 0-d boolean."""
 
+LINALG_ERROR = "LinAlgError: "
+"""The prefix of the messages of checks that raise `numpy.linalg.LinAlgError`
+(a singular matrix, one not positive definite), as numpy does."""
+
+
+def check_failure(message: str) -> Exception:
+    """The error a failed check with `message` raises: `LinAlgError` (the message
+    without its prefix) for a `LINALG_ERROR` message, else `RuntimeError`."""
+    if message.startswith(LINALG_ERROR):
+        return np.linalg.LinAlgError(message.removeprefix(LINALG_ERROR))
+    return RuntimeError(message)
+
 
 @irdl_op_definition
 class CheckOp(PrimOp):
@@ -80,7 +94,7 @@ class CheckOp(PrimOp):
     @staticmethod
     def reference(ok: np.ndarray, x: np.ndarray, *, message: str) -> np.ndarray:
         if not bool(np.asarray(ok)):
-            raise RuntimeError(message)
+            raise check_failure(message)
         return np.asarray(x)
 
     def reference_params(self) -> dict[str, Any]:
@@ -145,4 +159,4 @@ class CheckOp(PrimOp):
 OPS: tuple[type[PrimOp], ...] = (CheckOp,)
 """The op classes of this layer, in the dialect's order."""
 
-__all__ = ["CheckOp"]
+__all__ = ["LINALG_ERROR", "CheckOp", "check_failure"]

@@ -1,0 +1,40 @@
+// RUN: tidu-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// The verifier rules of the linear-algebra ops (prim/linalg.py).
+
+func.func @not_square(%a: tensor<2x3xf64>) {
+  %0 = prim.cholesky %a : tensor<2x3xf64>
+  func.return
+}
+// CHECK: error: operand must be a (batch of) square matrices [..., n, n], got shape [2, 3]
+
+// -----
+
+func.func @rhs_rows(%a: tensor<3x3xf64>, %b: tensor<4x2xf64>) {
+  %0 = prim.triangular_solve %a, %b, lower : (tensor<3x3xf64>, tensor<4x2xf64>) -> tensor<4x2xf64>
+  func.return
+}
+// CHECK: error: b shape [4, 2] does not match a shape [3, 3]: expected [3, k]
+
+// -----
+
+func.func @batch_mismatch(%a: tensor<2x3x3xf64>, %b: tensor<5x3x1xf64>) {
+  %0 = prim.triangular_solve %a, %b : (tensor<2x3x3xf64>, tensor<5x3x1xf64>) -> tensor<5x3x1xf64>
+  func.return
+}
+// CHECK: error: b shape [5, 3, 1] does not match a shape [2, 3, 3]: expected [2, 3, k]
+
+// -----
+
+func.func @conjugate_alone(%a: tensor<3x3xcomplex<f64>>, %b: tensor<3x1xcomplex<f64>>) {
+  %0 = prim.triangular_solve %a, %b, conjugate_a : (tensor<3x3xcomplex<f64>>, tensor<3x1xcomplex<f64>>) -> tensor<3x1xcomplex<f64>>
+  func.return
+}
+// CHECK: error: conjugate_a needs transpose_a (op(a) = aᴴ)
+
+// -----
+
+func.func @integer_matrix(%a: tensor<3x3xi32>) {
+  %0 = prim.cholesky %a : tensor<3x3xi32>
+  func.return
+}
+// CHECK: error: operand must have a float or complex element type
