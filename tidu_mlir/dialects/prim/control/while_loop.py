@@ -136,15 +136,8 @@ class WhileOp(PrimOp):
         return WhileOp(init, consts, region_from(types, before), region_from(types, body))
 
     def verify_types(self) -> None:
-        expected = [v.type for v in (*self.init, *self.consts)]
-        carries = [v.type for v in self.init]
-        for label, region in (("cond", self.before), ("body", self.body)):
-            check_types(f"{label} argument", [a.type for a in region.block.args], expected)
-            if not isinstance(region.block.last_op, YieldOp):
-                raise VerifyException(f"the {label} region of prim.while must end with prim.yield")
-        _check_predicate(self.before)
+        carries = _check_regions(self)
         check_types("carry returned by the body", yield_types(self.body), carries)
-        check_types("carry result", [r.type for r in self.carries], carries)
 
     # ----- semantics ----------------------------------------------------------
 
@@ -257,18 +250,9 @@ class RecordWhileOp(PrimOp):
         )
 
     def verify_types(self) -> None:
-        expected = [v.type for v in (*self.init, *self.consts)]
-        carries = [v.type for v in self.init]
-        for label, region in (("cond", self.before), ("body", self.body)):
-            check_types(f"{label} argument", [a.type for a in region.block.args], expected)
-            if not isinstance(region.block.last_op, YieldOp):
-                raise VerifyException(
-                    f"the {label} region of prim.record_while must end with prim.yield"
-                )
-        _check_predicate(self.before)
+        carries = _check_regions(self)
         yielded = yield_types(self.body)
         check_types("carry returned by the body", yielded[: len(carries)], carries)
-        check_types("carry result", [r.type for r in self.carries], carries)
         check_types("count", [self.count.type], [TensorType(i64, [])])
         for index, tape in enumerate(self.tapes):
             check_tape(f"tape #{index}", tape.type, "any")
@@ -433,12 +417,23 @@ def _guarded(linear: Region, carries: int, position: int) -> Region:
     )
 
 
-def _check_predicate(before: Region) -> None:
-    predicate = yield_types(before)
+def _check_regions(op: WhileOp | RecordWhileOp) -> list[Attribute]:
+    """Both regions take the carries and consts and end with `prim.yield`, the
+    cond region yielding one `tensor<i1>`, and the results start with the
+    carries; the carries' types."""
+    expected = [v.type for v in (*op.init, *op.consts)]
+    for label, region in (("cond", op.before), ("body", op.body)):
+        check_types(f"{label} argument", [a.type for a in region.block.args], expected)
+        if not isinstance(region.block.last_op, YieldOp):
+            raise VerifyException(f"the {label} region of {op.name} must end with prim.yield")
+    predicate = yield_types(op.before)
     if len(predicate) != 1 or predicate[0] != TensorType(i1, []):
         raise VerifyException(
             f"the cond region must yield one tensor<i1>, got {', '.join(map(str, predicate))}"
         )
+    carries = [v.type for v in op.init]
+    check_types("carry result", [r.type for r in op.carries], carries)
+    return carries
 
 
 def _tape_type(slice_type: Attribute) -> TensorType:
