@@ -136,13 +136,18 @@ def _buffer_elements(typ: MemRefType) -> int:
 
 
 class ConvertAlloca(RewritePattern):
+    """alloca -> `llvm.alloca`, then a bitcast to the opaque `!llvm.ptr`: xDSL's
+    llvmlite translation types an alloca's pointer by its element (`double*`),
+    and a function first called with such a pointer would be declared with it."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.AllocaOp, rewriter: PatternRewriter, /) -> None:
         typ = op.memref.type
         ops: list[Operation] = []
         size = _constant(_buffer_elements(typ), ops)
         alignment = op.alignment.value.data if op.alignment is not None else 16
-        replace_with_legal(op, [*ops, llvm.AllocaOp(size, typ.element_type, alignment)], rewriter)
+        alloca = llvm.AllocaOp(size, typ.element_type, alignment)
+        replace_with_legal(op, [*ops, alloca, llvm.BitcastOp(alloca.res, _PTR)], rewriter)
 
 
 @dataclass

@@ -65,6 +65,7 @@ from tidu_mlir.lowering.kernels import KERNELS, constant_element
 from tidu_mlir.lowering.lapack import LINALG_OPS, MatrixCalls, emit_linalg
 from tidu_mlir.lowering.loops import Buffer, Index, LoopBuilder, buffer_memref_type
 from tidu_mlir.lowering.math_library import MathLibrary
+from tidu_mlir.lowering.memref_to_llvm import byte_size
 from tidu_mlir.lowering.regions import (
     ScanBuffers,
     WhileBuffers,
@@ -77,6 +78,10 @@ from tidu_mlir.lowering.regions import (
 from tidu_mlir.lowering.scalar import Element, ScalarBuilder
 
 ALIGNMENT = 64
+
+STACK_BYTES = 256
+"""Temporaries of at most this size live in the function's frame (`alloca`):
+no `malloc`/`free` on each call of a small loop body."""
 
 FUSED_OPS: frozenset[type[Operation]] = frozenset({*ELEMENT_RULES, prim.BroadcastInDimOp})
 """Ops computed inside a fused elementwise loop nest (`broadcast_in_dim` as an index map)."""
@@ -182,9 +187,11 @@ class FunctionLowering:
         view_type, is_complex = buffer_memref_type(
             tensor_type.get_element_type(), tensor_type.get_shape()
         )
-        alloc = self.builder.insert(
-            memref.AllocOp.get(view_type.element_type, ALIGNMENT, view_type.get_shape())
-        )
+        element, shape = view_type.element_type, view_type.get_shape()
+        if byte_size(element) * math.prod(shape) <= STACK_BYTES:
+            frame = self.builder.insert(memref.AllocaOp.get(element, ALIGNMENT, shape))
+            return Buffer(frame.memref, is_complex)
+        alloc = self.builder.insert(memref.AllocOp.get(element, ALIGNMENT, shape))
         self.temporaries.append(alloc.memref)
         return Buffer(alloc.memref, is_complex)
 
