@@ -20,7 +20,7 @@ from tidu_mlir.lowering.split import MAX_PART_OPS, NO_INLINE_ATTR, SplitFunction
 
 from .oracle import build, check, tensor
 
-T = tensor((12, 3))  # 288 bytes: heap temporaries (at most STACK_BYTES live in the frame)
+T = tensor((4, 3))
 
 
 def chain(steps: int) -> func.FuncOp:

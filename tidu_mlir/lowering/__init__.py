@@ -42,6 +42,12 @@ def _scf_to_cf() -> type[ModulePass]:
     return LowerScfToCfPass
 
 
+def _fuse_loops() -> type[ModulePass]:
+    from tidu_mlir.lowering.fuse_loops import FuseRecordedLoopsPass
+
+    return FuseRecordedLoopsPass
+
+
 def _bufferize() -> type[ModulePass]:
     from tidu_mlir.lowering.bufferize import PrimBufferizePass
 
@@ -79,6 +85,7 @@ def _llvm_target() -> type[Target]:
 
 
 LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "fuse-recorded-loops": _fuse_loops,
     "prim-bufferize": _bufferize,
     "convert-prim-to-loops": _prim_to_loops,
     "parallelize-loops": _parallelize,

@@ -1,6 +1,7 @@
 """`lower-to-llvm`: the whole lowering, prim on tensors to the `llvm` dialect, as one pass.
 
-Steps: `prim-bufferize` (buffer calling convention), `convert-prim-to-loops`
+Steps: `fuse-recorded-loops` (forward-mode while loops in one loop),
+`prim-bufferize` (buffer calling convention), `convert-prim-to-loops`
 (fused loop nests), `parallelize-loops` (large nests on all cores),
 `split-functions` (large functions cut into bounded-size parts), then the
 bottom half (`pipeline.llvm_lowering_passes`: scf/memref/math/arith/cf/func to
@@ -17,6 +18,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from tidu_mlir.lowering.bufferize import PrimBufferizePass
+from tidu_mlir.lowering.fuse_loops import FuseRecordedLoopsPass
 from tidu_mlir.lowering.parallel import ParallelizeLoopsPass
 from tidu_mlir.lowering.pipeline import lower_to_llvm_dialect
 from tidu_mlir.lowering.prim_to_loops import ConvertPrimToLoopsPass
@@ -24,9 +26,11 @@ from tidu_mlir.lowering.split import SplitFunctionsPass
 
 
 def lower_prim_to_loops(module: ModuleOp, ctx: Context | None = None) -> None:
-    """Bufferize and lower the prim ops of `module` to loop nests (large ones
-    parallel, large functions split into parts), in place."""
+    """Bufferize and lower the prim ops of `module` to loop nests (recorded
+    loops fused with their forward replay, large nests parallel, large
+    functions split into parts), in place."""
     ctx = ctx if ctx is not None else Context(allow_unregistered=True)
+    FuseRecordedLoopsPass().apply(ctx, module)
     PrimBufferizePass().apply(ctx, module)
     ConvertPrimToLoopsPass().apply(ctx, module)
     ParallelizeLoopsPass().apply(ctx, module)

@@ -80,8 +80,10 @@ from tidu_mlir.lowering.scalar import Element, ScalarBuilder
 ALIGNMENT = 64
 
 STACK_BYTES = 256
-"""Temporaries of at most this size live in the function's frame (`alloca`):
-no `malloc`/`free` on each call of a small loop body."""
+"""Temporaries of at most this size in an outlined loop body or branch live in
+its frame (`alloca`): no `malloc`/`free` at each call. Not in entry functions,
+called once: there LLVM's instruction selection can take minutes on thousands
+of small stack buffers (GradBench gmm at d=3)."""
 
 FUSED_OPS: frozenset[type[Operation]] = frozenset({*ELEMENT_RULES, prim.BroadcastInDimOp})
 """Ops computed inside a fused elementwise loop nest (`broadcast_in_dim` as an index map)."""
@@ -95,8 +97,17 @@ def is_fusable(op: Operation) -> bool:
 class FunctionLowering:
     """Lowers the body of one bufferized function (see the module docstring)."""
 
-    def __init__(self, function: func.FuncOp, module: ModuleOp, library: MathLibrary):
+    def __init__(
+        self,
+        function: func.FuncOp,
+        module: ModuleOp,
+        library: MathLibrary,
+        *,
+        region_body: bool = False,
+    ):
         self.function = function
+        self.region_body = region_body
+        """Whether `function` is an outlined loop body or branch (called many times)."""
         self.module = module
         self.library = library
         self.block = function.body.block
@@ -188,7 +199,7 @@ class FunctionLowering:
             tensor_type.get_element_type(), tensor_type.get_shape()
         )
         element, shape = view_type.element_type, view_type.get_shape()
-        if byte_size(element) * math.prod(shape) <= STACK_BYTES:
+        if self.region_body and byte_size(element) * math.prod(shape) <= STACK_BYTES:
             frame = self.builder.insert(memref.AllocaOp.get(element, ALIGNMENT, shape))
             return Buffer(frame.memref, is_complex)
         alloc = self.builder.insert(memref.AllocOp.get(element, ALIGNMENT, shape))
@@ -503,8 +514,11 @@ class ConvertPrimToLoopsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         library = MathLibrary(op)
-        pending = [f for f in op.ops if isinstance(f, func.FuncOp) and not f.is_declaration]
+        pending = [
+            (f, False) for f in op.ops if isinstance(f, func.FuncOp) and not f.is_declaration
+        ]
         while pending:  # the regions of scans, conds and whiles are outlined on the way
-            lowering = FunctionLowering(pending.pop(0), op, library)
+            function, region_body = pending.pop(0)
+            lowering = FunctionLowering(function, op, library, region_body=region_body)
             lowering.run()
-            pending.extend(lowering.outlined)
+            pending.extend((outlined, True) for outlined in lowering.outlined)

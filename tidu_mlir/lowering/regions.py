@@ -8,9 +8,12 @@ scan: carries, slices of `xs`, consts; new carries, slices of `ys`),
 bufferized at once like any tensor function (inputs, then output buffers).
 `convert-prim-to-loops` then lowers it as it lowers every function, so a scan
 nested in the body is outlined in turn; `split-functions` and
-`parallelize-loops` see it as an ordinary function. It is `no_inline`: LLVM
-compiles the body once and keeps a real loop, whatever the trip count (inlined,
-LLVM may unroll a short scan into one copy of the body per iteration).
+`parallelize-loops` see it as an ordinary function. A loop body (scan, while)
+is `no_inline`: LLVM compiles the body once and keeps a real loop, whatever
+the trip count (inlined, LLVM may unroll a short scan into one copy of the
+body per iteration). A cond branch may be inlined: it is called once, by no
+loop, and inlining it saves a call per branch taken in small loop bodies
+(GradBench's saddle: 0.88 -> 0.42 ms).
 
 The scan itself (`emit_scan`), with two buffers per carry that swap roles at
 each iteration (no copy of the carries in the loop):
@@ -96,8 +99,8 @@ INITIAL_TAPE_SLICES = 16
 
 def outline_region(region: Region, module: ModuleOp, parent: func.FuncOp, kind: str) -> func.FuncOp:
     """Move the body of `region` (ending with `prim.yield`) into a new private,
-    bufferized `no_inline` function `@<parent>__<kind><k>` placed after
-    `parent` (the ops are moved, not copied)."""
+    bufferized function `@<parent>__<kind><k>` placed after `parent` (the ops
+    are moved, not copied); `no_inline` unless a cond branch (see above)."""
     block = region.block
     region.detach_block(block)
     terminator = block.last_op
@@ -110,7 +113,8 @@ def outline_region(region: Region, module: ModuleOp, parent: func.FuncOp, kind: 
         Region(block),
         visibility=StringAttr("private"),
     )
-    function.attributes[NO_INLINE_ATTR] = UnitAttr()
+    if kind != "cond":
+        function.attributes[NO_INLINE_ATTR] = UnitAttr()
     module.body.block.insert_op_after(function, parent)
     bufferize_function(function)
     return function

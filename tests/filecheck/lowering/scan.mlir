@@ -22,7 +22,7 @@ func.func @f(%c0: tensor<f64>, %xs: tensor<5xf64>, %w: tensor<3xf64>) -> (tensor
 // CHECK:      func.func @f(%c0: memref<f64>, %xs: memref<5xf64>, %w: memref<3xf64>, %out0: memref<f64>, %out1: memref<5xf64>)
 // CHECK-DAG:    %[[FOUR:.*]] = arith.constant 4 : index
 // CHECK-DAG:    %[[FIVE:.*]] = arith.constant 5 : index
-// CHECK:        %[[SPARE:.*]] = memref.alloca() {{.*}} : memref<f64>
+// CHECK:        %[[SPARE:.*]] = memref.alloc() {{.*}} : memref<f64>
 // CHECK-NEXT:   "memref.copy"(%c0, %[[SPARE]])
 // CHECK-DAG:    %[[FIRST:.*]] = builtin.unrealized_conversion_cast %[[SPARE]] : memref<f64> to !llvm.ptr
 // CHECK-DAG:    %[[SECOND:.*]] = builtin.unrealized_conversion_cast %out0 : memref<f64> to !llvm.ptr
@@ -37,7 +37,7 @@ func.func @f(%c0: tensor<f64>, %xs: tensor<5xf64>, %w: tensor<3xf64>) -> (tensor
 // CHECK-SAME:       (memref<f64>, memref<f64>, memref<3xf64>, memref<f64>, memref<f64>) -> ()
 // CHECK-NEXT:     scf.yield %[[NEXT]], %[[CUR]] : !llvm.ptr, !llvm.ptr
 // CHECK-NEXT:   }
-// CHECK-NEXT:   func.return
+// CHECK-NEXT:   memref.dealloc %[[SPARE]]
 // CHECK:      func.func private @f__scan0(%a: memref<f64>, %x: memref<f64>, %v: memref<3xf64>, %out0: memref<f64>, %out1: memref<f64>) attributes {no_inline, tidu.num_outputs = 2 : i64}
 // CHECK:        arith.mulf
 // CHECK:        func.return

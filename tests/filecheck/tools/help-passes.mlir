@@ -32,6 +32,8 @@
 // CHECK:             name (str, default: unset)
 // CHECK-LABEL: {{^}}verify-linearity{{$}}
 // CHECK:             graph (str, default: unset)
+// CHECK-LABEL: {{^}}fuse-recorded-loops{{$}}
+// CHECK-NEXT:      Fuse each recorded while loop with the forward scan replaying it
 // CHECK-LABEL: {{^}}prim-bufferize{{$}}
 // CHECK-NEXT:      Give every tensor `func.func` the buffer calling convention.
 // CHECK-LABEL: {{^}}convert-prim-to-loops{{$}}
@@ -49,7 +51,7 @@
 // CHECK-LABEL: {{^}}convert-memref-to-llvm{{$}}
 
 // HELP:      tidu-mlir modular optimizer driver. tidu passes: batch, linearize,
-// HELP-NEXT: {{^}}linear-transpose, materialize, unzip, verify-linearity, prim-bufferize,
-// HELP:      convert-memref-to-llvm (see
-// HELP-NEXT: {{^}}--help-passes).
+// HELP-NEXT: {{^}}linear-transpose, materialize, unzip, verify-linearity, fuse-recorded-loops,
+// HELP:      convert-memref-to-llvm (see{{[ \n]}}
+// HELP-SAME: --help-passes).
 // HELP:      {{^}}  --help-passes Document the tidu passes

@@ -338,7 +338,8 @@ def _unzipped_loop(op: WhileOp | RecordWhileOp, ctx: RuleContext, tangents: Valu
     residuals = linearized.residual_arguments
     recorded = [i for i, arg in enumerate(residuals) if arg is None or arg < carries]
     invariant = [arg for arg in residuals if arg is not None and arg >= carries]
-    record = ctx.emit(
+    init = [or_zeros(ctx, tangents[i], op.init[i]) for i in range(carries) if active[i]]
+    record = ctx.emit(  # after `init`: forward mode fuses it with its replay (`fuse_loops`)
         RecordWhileOp(
             op.init,
             op.consts,
@@ -358,7 +359,6 @@ def _unzipped_loop(op: WhileOp | RecordWhileOp, ctx: RuleContext, tangents: Valu
         *range(active_carries, tangent_count),
         *(first_residual + i for i in range(len(residuals)) if i not in recorded),
     ]
-    init = [or_zeros(ctx, tangents[i], op.init[i]) for i in range(carries) if active[i]]
     const_tangents = [t for t in tangents[carries : len(op.operands)] if t is not None]
     loop = ctx.emit(
         ScanOp(
