@@ -9,7 +9,11 @@
   2 workers, and the throughput ratio (target: 2 workers >= 1.6x 1 worker);
   one process (`td.vmap(td.grad(loss))` on the same data in memory) alongside.
 * per-task overhead: the same on tiny blocks (10 examples, 200 blocks), warm,
-  per block (target: < 5 ms).
+  per block (target: < 5 ms), and per Dask task (a block is its function's
+  task, one task per result leaf, and its share of the reduction).
+* the conditions: the load average before and after (the machine's cores are
+  shared) and the workers' `OMP_NUM_THREADS` (Dask's nanny sets 1: one core
+  per single-threaded worker, no OpenMP threads fighting over the cores).
 * the 20,000 x 2,000 Jacobian of tanh(A @ x) (A captured) by `jacobian(...,
   mode="fwd", chunk=500)` on 2 workers against `td.jacfwd` in this process:
   equal, and both times.
@@ -18,12 +22,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import dask.array as da
 import numpy as np
+from dask.base import optimize
 from distributed import Client, LocalCluster
 
 import tidu_mlir as td
@@ -58,23 +64,33 @@ def dataset(examples: int, chunk: int) -> tuple[da.Array, da.Array]:
     return x, y
 
 
-def per_example_time(client: Client, examples: int, chunk: int, repeat: int) -> float:
+def per_example_time(client: Client, examples: int, chunk: int, repeat: int
+                     ) -> tuple[float, int]:  # fmt: skip
+    """The best warm time of the summed per-example gradients, and the number
+    of tasks Dask runs for them (the data, made and kept on the workers, aside)."""
     params = {"w": np.full(FEATURES, 0.01), "b": np.float64(0.0)}
     data = [a.persist() for a in dataset(examples, chunk)]  # made once, kept on the workers
     client.wait_for_workers(len(client.nthreads()))
     grads = tdd.map_blocks(PER_EXAMPLE, params, tuple(data))
     summed = [grads["w"].sum(axis=0), grads["b"].sum()]
-    return best(lambda: client.compute(summed, sync=True), repeat)
+    (optimized,) = optimize(summed)  # the graph Dask runs: chains fused
+    tasks = len({key for array in optimized for key in array.__dask_graph__()})
+    return best(lambda: client.compute(summed, sync=True), repeat), tasks - 2 * examples // chunk
 
 
-def cluster_times(workers: int, args: argparse.Namespace) -> tuple[float, float]:
+def cluster_times(workers: int, args: argparse.Namespace) -> tuple[float, float, float]:
+    """On `workers` single-threaded processes: the big run's time, and the tiny
+    run's time per block and per task."""
     with (
         LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None) as cluster,
         Client(cluster) as client,
     ):
-        big = per_example_time(client, args.examples, args.chunk, args.repeat)
-        tiny = per_example_time(client, 2000, 10, args.repeat) / 200
-    return big, tiny
+        # Dask's annotation of Client.run covers its asynchronous form only.
+        threads = cast("dict[str, str]", client.run(lambda: os.environ.get("OMP_NUM_THREADS")))
+        print(f"{workers} worker(s), OMP_NUM_THREADS in the workers: {set(threads.values())}")
+        big, _ = per_example_time(client, args.examples, args.chunk, args.repeat)
+        tiny, tasks = per_example_time(client, 2000, 10, args.repeat)
+    return big, tiny / 200, tiny / tasks
 
 
 def one_process_time(examples: int, repeat: int) -> float:
@@ -106,17 +122,20 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=50_000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    one, tiny_one = cluster_times(1, args)
-    two, tiny_two = cluster_times(2, args)
+    print("load average (1, 5, 15 min) before: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+    one, tiny_one, task_one = cluster_times(1, args)
+    two, tiny_two, task_two = cluster_times(2, args)
     local = one_process_time(args.examples, args.repeat)
     print(f"per-example gradients, {args.examples} x {FEATURES}, blocks of {args.chunk}:")
     print(f"  1 worker {one:.3f} s, 2 workers {two:.3f} s, one process (no Dask) {local:.3f} s")
     print(f"  throughput 2 workers / 1 worker: {one / two:.2f} (target >= 1.6)")
     print(f"per-task overhead (warm, 10-example blocks): 1 worker {tiny_one * 1e3:.2f} ms, "
-          f"2 workers {tiny_two * 1e3:.2f} ms per block (target < 5)")  # fmt: skip
+          f"2 workers {tiny_two * 1e3:.2f} ms per block (target < 5); per task "
+          f"{task_one * 1e3:.2f} ms, {task_two * 1e3:.2f} ms")  # fmt: skip
     t_local, t_dask, equal = jacobian_times(args.repeat)
     print(f"Jacobian 20000 x 2000 (fwd, blocks of 500 columns): 2 workers {t_dask:.2f} s, "
           f"td.jacfwd in one process {t_local:.2f} s, equal: {equal}")  # fmt: skip
+    print("load average (1, 5, 15 min) after: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
 
 
 if __name__ == "__main__":

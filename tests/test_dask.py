@@ -10,6 +10,7 @@ import pickle
 import signal
 from collections.abc import Iterator
 
+import cloudpickle
 import numpy as np
 import pytest
 
@@ -22,7 +23,14 @@ from distributed import Client, Event, LocalCluster  # noqa: E402
 import tidu_mlir as td  # noqa: E402
 import tidu_mlir.dask as tdd  # noqa: E402
 import tidu_mlir.numpy as tnp  # noqa: E402
-from tidu_mlir.export import COMPILED, Exported, compilation_count, export  # noqa: E402
+from tidu_mlir.export import (  # noqa: E402
+    COMPILED,
+    Exported,
+    Transformed,
+    compilation_count,
+    export,
+)
+from tidu_mlir.lowering.runtime import COUNTS  # noqa: E402
 from tidu_mlir.tree_util import tree_leaves  # noqa: E402
 
 pytestmark = pytest.mark.xdist_group("dask")  # one cluster per test worker
@@ -94,9 +102,95 @@ def test_an_exported_function_checks_its_arguments() -> None:
         exported(PARAMS, x)
 
 
+def total_loss(p, data):
+    """The summed loss over a batch: a module-level function, which `pickle` sends by name."""
+    return tnp.sum(td.vmap(loss, in_axes=(None, 0))(p, data))
+
+
+TRANSFORMS = {
+    "jit": td.jit,
+    "grad": td.grad,
+    "value_and_grad": td.value_and_grad,
+    "vmap": lambda f: td.vmap(td.grad(f), in_axes=(None, 0)),
+    "jacfwd": td.jacfwd,
+    "jacrev": td.jacrev,
+    "hessian": td.hessian,
+}
+"""Each transform whose result is a function, applied to a loss of (params, data)."""
+
+
+def transform_arguments(name: str) -> tuple:
+    """(params, data) for the summed loss; for `vmap`, data batched over a leading axis."""
+    (x, y), _ = dataset(8, 8)
+    if name == "vmap":
+        return PARAMS, (x.reshape(2, 4, FEATURES), y.reshape(2, 4))
+    return PARAMS, (x, y)
+
+
+def compiled_here() -> int:
+    """Native compilations in this process: functions lowered or loaded from the disk cache."""
+    return COUNTS["lowerings"] + COUNTS["disk-hits"]
+
+
+@pytest.mark.parametrize("pickler", [pickle, cloudpickle], ids=["pickle", "cloudpickle"])
+@pytest.mark.parametrize("name", list(TRANSFORMS))
+def test_a_transform_result_pickles_as_ir_text_and_its_copy_runs_it_compiled_once(
+    name: str, pickler
+) -> None:
+    # pickle sends the module-level function by name; cloudpickle a lambda by value
+    fn = total_loss if pickler is pickle else lambda p, data: total_loss(p, data) * 2.0
+    transformed = TRANSFORMS[name](fn)
+    args = transform_arguments(name)
+    expected = transformed(*args)
+    blob = pickler.dumps(transformed)
+    assert b"func.func" in blob and b"\x7fELF" not in blob  # IR text, no object code
+    (exported,) = transformed.signatures.values()
+    pickler.dumps(transformed)
+    assert next(iter(transformed.signatures.values())) is exported  # exported once, kept
+    copy = pickle.loads(blob)
+    assert isinstance(copy, Transformed) and len(copy.shipped) == 1
+    assert_tree_close(copy(*args), expected)
+    before = compiled_here()
+    for _ in range(3):
+        assert_tree_close(copy(*args), expected)
+    assert compiled_here() == before  # the first call compiled it: no more compilation
+    assert not copy.signatures  # run from the shipped text, never traced here
+    assert len(pickle.loads(pickler.dumps(copy)).shipped) == 1  # a copy pickles what it got
+
+
+def test_a_copy_traces_signatures_it_was_not_shipped_and_static_arguments_ship_none() -> None:
+    (x, y), _ = dataset(8, 8)
+    copy = pickle.loads(pickle.dumps(td.grad(total_loss)))
+    assert not copy.shipped  # never called: nothing traced to ship
+    assert_tree_close(copy(PARAMS, (x, y)), td.grad(total_loss)(PARAMS, (x, y)))
+    assert len(copy.signatures) == 1
+    scaled = td.jit(lambda v, k: v * k, static_argnums=1)
+    assert_tree_close(scaled(x, 3), x * 3)
+    static_copy = cloudpickle.loads(cloudpickle.dumps(scaled))
+    assert not static_copy.shipped and static_copy.options["static_argnums"] == 1
+    assert_tree_close(static_copy(x, 4), x * 4)
+
+
 # --------------------------------------------------------------------------
 # On the cluster
 # --------------------------------------------------------------------------
+
+
+def test_workers_run_a_submitted_jit_result_from_its_text_compiling_it_once(
+    client: Client,
+) -> None:
+    (x, y), _ = dataset(40, 40)
+    per_example = td.jit(lambda p, data: td.vmap(td.grad(loss), in_axes=(None, 0))(p, data))
+    expected = per_example(PARAMS, (x, y))
+    before = client.run(compiled_here), client.run(compilation_count)
+    futures = [client.submit(per_example, PARAMS, (x, y), pure=False) for _ in range(8)]
+    for result in client.gather(futures):
+        assert_tree_close(result, expected)
+    after = client.run(compiled_here), client.run(compilation_count)
+    native, from_text = (
+        [now[w] - then[w] for w in now] for then, now in zip(before, after, strict=True)
+    )
+    assert max(native) <= 1 and sum(from_text) >= 1, (before, after)  # once per worker, from text
 
 
 def test_map_blocks_matches_the_single_process_vmap(client: Client) -> None:

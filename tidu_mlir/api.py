@@ -14,12 +14,18 @@ and then either
 No derivative is computed by Python code here: the passes derive graphs.
 Like `jax.jit`, a function is traced once per argument signature (shapes and
 dtypes); later changes to the globals it reads are not seen.
+
+Transform results are `Transformed` objects: they pickle as the function plus
+the signatures they have run as IR text (`Exported`, public as
+`tidu_mlir.export`), which an unpickled copy runs without tracing.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import inspect
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, cast
@@ -28,6 +34,7 @@ import numpy as np
 from xdsl.dialects.builtin import DictionaryAttr
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import SSAValue
+from xdsl.parser import Parser
 
 from tidu_mlir import ad
 from tidu_mlir import numpy as tnp
@@ -39,6 +46,7 @@ from tidu_mlir.dialects.cg import ROLE_ATTR_NAME, InputKey, KeyAttr, LinearOp, k
 from tidu_mlir.dialects.prim import AddOp
 from tidu_mlir.execution import Executable, executable
 from tidu_mlir.graph import fragment_outputs, fragment_path
+from tidu_mlir.registry import make_context
 from tidu_mlir.tracing import (
     TRACEABLE_DTYPES,
     ArraySpec,
@@ -687,12 +695,205 @@ def _primal_values(args: Sequence[Any], specs: Sequence[ArraySpec]) -> dict[Inpu
 
 
 # --------------------------------------------------------------------------
+# Functions as picklable IR text (`tidu_mlir.export`)
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Exported:
+    """A function traced at one signature, as text (see `tidu_mlir.export`).
+
+    `func_text` is the materialized function; its arguments are, in order,
+    the entries of `sources`: an int is that leaf of the call's arguments, a
+    `np.ndarray` an array the function captured."""
+
+    func_text: str
+    in_trees: tuple[PyTreeDef, ...]
+    """The pytree structure of each argument."""
+    in_specs: tuple[tuple[tuple[int, ...], str], ...]
+    """(shape, dtype name) of each argument leaf, checked at call time."""
+    sources: tuple[int | np.ndarray, ...]
+    out_tree: PyTreeDef
+    out_specs: tuple[tuple[tuple[int, ...], str], ...]
+    """(shape, dtype name) of each result leaf."""
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """SHA-256 of the function text: the per-process compilation key (hashed
+        once per object, not on every call)."""
+        return hashlib.sha256(self.func_text.encode()).hexdigest()
+
+    def __call__(self, *args: Any) -> Any:
+        arrays, sig = _flatten_args(args)  # scalars become arrays as in td.jit
+        if sig.trees != self.in_trees:
+            raise TypeError(f"exported function takes {self.in_trees}, got {sig.trees}")
+        for k, (spec, (shape, dtype)) in enumerate(zip(sig.specs, self.in_specs, strict=True)):
+            if spec.shape != shape or spec.dtype != np.dtype(dtype):
+                got = f"{spec.dtype}{list(spec.shape)}"
+                raise TypeError(
+                    f"exported function: argument {sig.leaf_name(k)} is {got}, "
+                    f"expected {dtype}{list(shape)}"
+                )
+        return self.run(arrays)
+
+    def run(self, arrays: list[Any]) -> Any:
+        """The function on the argument leaves `arrays`, already checked against
+        `in_specs` (how an unpickled `td.jit`/`td.grad`/... result calls it)."""
+        inputs = [arrays[s] if isinstance(s, int) else s for s in self.sources]
+        return tree_unflatten(self.out_tree, _compiled(self)(*inputs))
+
+
+@dataclass
+class _CompiledTable:
+    """The executables of the `Exported` functions this process has run."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    by_fingerprint: dict[str, Executable] = field(default_factory=dict)
+    compilations: int = 0
+    """How many distinct functions this process compiled (tests count them)."""
+
+
+COMPILED = _CompiledTable()
+
+
+def compilation_count() -> int:
+    """How many exported functions this process compiled (a worker reports its
+    own with `client.run(compilation_count)`)."""
+    return COMPILED.compilations
+
+
+def _compiled(exported: Exported) -> Executable:
+    key = exported.fingerprint
+    with COMPILED.lock:
+        run = COMPILED.by_fingerprint.get(key)
+        if run is None:
+            run = COMPILED.by_fingerprint[key] = executable(_parse_func(exported.func_text))
+            COMPILED.compilations += 1
+    return run
+
+
+def _parse_func(text: str) -> FuncOp:
+    module = Parser(make_context(), text).parse_module()
+    funcs = [op for op in module.ops if isinstance(op, FuncOp)]
+    if len(funcs) != 1:
+        raise ValueError(f"an exported function is one func.func, got {len(funcs)}")
+    funcs[0].detach()
+    return funcs[0]
+
+
+def export(fn: Callable[..., Any], *example_args: Any) -> Exported:
+    """`fn` traced at the signature of `example_args` (pytrees of arrays; only
+    their shapes and dtypes matter), as a picklable `Exported`."""
+    leaves, sig = _flatten_args(example_args)
+    staged = _stage_primal(fn, sig)
+    argument_of = {_arg_key(i): i for i in range(len(leaves))}
+    bound = {op.key: value for value, op in [*staged.traced.closures, *staged.traced.captured]}
+    sources: list[int | np.ndarray] = []
+    for key in staged.arg_keys:
+        if key in argument_of:
+            sources.append(argument_of[key])
+        elif isinstance(bound.get(key), np.ndarray):
+            sources.append(bound[key])
+        else:
+            raise TypeError(
+                f"cannot export {fn!r}: its input {key} is a traced value of an outer trace"
+            )
+    return Exported(
+        func_text=str(staged.func),
+        in_trees=sig.trees,
+        in_specs=tuple((spec.shape, spec.dtype.name) for spec in sig.specs),
+        sources=tuple(sources),
+        out_tree=staged.traced.out_treedef,
+        out_specs=tuple((s.shape, s.dtype.name) for s in _output_specs(staged.traced)),
+    )
+
+
+# --------------------------------------------------------------------------
+# Transform results: callables that pickle as their function plus IR text
+# --------------------------------------------------------------------------
+
+
+Record = Callable[[Sequence[Any], _Signature], None]
+"""How a transform reports a call's argument leaves and signature to its `Transformed`."""
+
+
+class Transformed:
+    """What `jit`, `grad`, `value_and_grad`, `vmap`, `jacfwd`, `jacrev` and
+    `hessian` return: `fn` under `transform` (with `options`), run by `call`.
+
+    `call` takes a `Record` first, through which the transform reports, from
+    the flattening it does anyway, each signature it runs on concrete arrays
+    with positional arguments only (no static ones). Pickled, a `Transformed`
+    is the transform, its options and `fn` (by reference with `pickle`, by
+    value with cloudpickle, as Dask sends it) plus each recorded signature
+    exported as IR text (`Exported`, never native code). The copy runs those
+    signatures without tracing, each compiled once per process (keyed by the
+    text's hash), and traces others from `fn` as the original."""
+
+    __name__: str
+
+    def __init__(self, call: Callable[..., Any], transform: Callable[..., Transformed],
+                 fn: Callable[..., Any], **options: Any) -> None:  # fmt: skip
+        self._call = call
+        self.transform = transform
+        self.fn = fn
+        self.options = options
+        self.signatures: dict[_Signature, Exported | None] = {}
+        """The signatures recorded, each exported when first pickled (not again:
+        Dask may pickle a function once per task)."""
+        self.shipped: dict[_Signature, Exported] = {}
+        """The exported signatures an unpickled copy received."""
+        functools.update_wrapper(self, fn, updated=())
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.shipped and not kwargs:
+            leaves, sig = _flatten_args(args)
+            exported = self.shipped.get(sig)
+            if exported is not None and current_trace(*leaves) is None:
+                return exported.run(leaves)
+        return self._call(self.record, *args, **kwargs)
+
+    def record(self, leaves: Sequence[Any], sig: _Signature) -> None:
+        """Note `sig` (a call's signature, `leaves` its argument leaves) unless
+        the call was traced inside another transform."""
+        if sig not in self.signatures and current_trace(*leaves) is None:
+            self.signatures[sig] = None  # exported when pickled
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        shipped = [*map(self._exported, self.signatures), *self.shipped.values()]
+        return _rebuilt, (self.transform, self.fn, self.options, shipped)
+
+    def _exported(self, sig: _Signature) -> Exported:
+        """This function at the recorded `sig` as IR text, exported once."""
+        exported = self.signatures[sig]
+        if exported is None:
+            exported = self.signatures[sig] = export(self, *sig.unflatten(_zeros_like(sig.specs)))
+        return exported
+
+
+def _zeros_like(specs: Sequence[ArraySpec]) -> list[np.ndarray]:
+    """Example arguments of a signature (export reads only shapes and dtypes)."""
+    return [np.zeros(spec.shape, spec.dtype) for spec in specs]
+
+
+def _rebuilt(transform: Callable[..., Transformed], fn: Callable[..., Any], options: dict[str, Any],
+             shipped: Sequence[Exported]) -> Transformed:  # fmt: skip
+    """An unpickled `Transformed`: the transform applied again, with the
+    signatures it was shipped run from their exported text."""
+    rebuilt = transform(fn, **options)
+    for exported in shipped:
+        specs = tuple(ArraySpec(shape, np.dtype(dtype)) for shape, dtype in exported.in_specs)
+        rebuilt.shipped[_Signature(exported.in_trees, specs)] = exported
+    return rebuilt
+
+
+# --------------------------------------------------------------------------
 # Public transforms
 # --------------------------------------------------------------------------
 
 
 def jit(fn: Callable[..., Any], *, static_argnums: int | Sequence[int] | None = None,
-        static_argnames: str | Iterable[str] | None = None) -> Callable[..., Any]:  # fmt: skip
+        static_argnames: str | Iterable[str] | None = None) -> Transformed:  # fmt: skip
     """Trace `fn` once per signature, compile it, and call the native code.
 
     Arguments (positional and keyword) are pytrees of arrays
@@ -706,8 +907,7 @@ def jit(fn: Callable[..., Any], *, static_argnums: int | Sequence[int] | None = 
     `jit(f, static_argnums=1)` or `functools.partial(jit, static_argnums=1)`."""
     nums, names, positional = _static_parameters(fn, static_argnums, static_argnames)
 
-    @functools.wraps(fn)
-    def jitted(*args: Any, **kwargs: Any) -> Any:
+    def jitted(record: Record, *args: Any, **kwargs: Any) -> Any:
         if kwargs or nums:
             dynamic, labels, statics = _split_static(args, kwargs, nums, names, positional)
             leaves, sig = _flatten_args(dynamic, labels)
@@ -715,9 +915,13 @@ def jit(fn: Callable[..., Any], *, static_argnums: int | Sequence[int] | None = 
             statics = None
             leaves, sig = _flatten_args(args)
         staged = _cached(fn, ("jit", sig, statics), lambda: _stage_primal(fn, sig, statics))
-        return _pack(staged.traced, staged.call(_primal_values(leaves, sig.specs)))
+        result = _pack(staged.traced, staged.call(_primal_values(leaves, sig.specs)))
+        if not (kwargs or nums):
+            record(leaves, sig)
+        return result
 
-    return jitted
+    options = {"static_argnums": static_argnums, "static_argnames": static_argnames}
+    return Transformed(jitted, jit, fn, **options)
 
 
 def _run_jvp(derived: _Derived, inputs: dict[InputKey, Any], tangents: Sequence[Any],
@@ -848,13 +1052,14 @@ def _check_scalar_output(out_tree: PyTreeDef, out_specs: Sequence[ArraySpec]) ->
 
 
 def _gradient(fn: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool,
-              args: Sequence[Any], kwargs: dict[str, Any],
-              with_value: bool) -> tuple[Any, Any]:  # fmt: skip
+              args: Sequence[Any], kwargs: dict[str, Any], with_value: bool,
+              record: Record) -> tuple[Any, Any]:  # fmt: skip
     """`(value or None, gradient)` of a real scalar function, from one compiled
     function that computes the value too only when asked (the value is
     `(value, aux)` with `has_aux`). It is fused (not unzipped like `vjp`): one
     function, no residuals stored and read back. Keyword arguments are passed
-    through, not differentiated (see `_with_keywords`)."""
+    through, not differentiated (see `_with_keywords`); a call without them is
+    `record`ed."""
     nums = _normalize_argnums(argnums, len(args))
     _check_differentiable(args, nums)
     dynamic, labels, statics = _with_keywords(args, kwargs, nums)
@@ -887,24 +1092,25 @@ def _gradient(fn: Callable[..., Any], argnums: int | Sequence[int], has_aux: boo
         grads.append(tree_unflatten(sig.trees[n], flat[start : start + size]))
         start += size
     value = _pack(traced, results[:count]) if with_primal else None
+    if statics is None:
+        record(leaves, sig)
     return value, grads[0] if isinstance(argnums, int) else tuple(grads)
 
 
 def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
-                   has_aux: bool = False) -> Callable[..., Any]:  # fmt: skip
+                   has_aux: bool = False) -> Transformed:  # fmt: skip
     """`(fn(*args), grad)` in one compiled function; grad per `argnums` (see
     `grad`). With `has_aux=True`, `fn` returns `(value, aux)` and the result
     is `((value, aux), grad)`."""
 
-    @functools.wraps(fn)
-    def value_and_grad_fn(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        return _gradient(fn, argnums, has_aux, args, kwargs, with_value=True)
+    def value_and_grad_fn(record: Record, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        return _gradient(fn, argnums, has_aux, args, kwargs, True, record)
 
-    return value_and_grad_fn
+    return Transformed(value_and_grad_fn, value_and_grad, fn, argnums=argnums, has_aux=has_aux)
 
 
 def grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
-         has_aux: bool = False) -> Callable[..., Any]:  # fmt: skip
+         has_aux: bool = False) -> Transformed:  # fmt: skip
     """The gradient of a real scalar function (for complex inputs ∂L/∂x + i∂L/∂y,
     `docs/complex.md`: `grad |z|²` is `2z`). The value itself is not computed.
     One fused function (the forward and transposed passes together, no
@@ -920,12 +1126,11 @@ def grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
     passed to `fn`, not differentiated: traced when they are arrays or numbers,
     static (hashable; one trace per value) otherwise."""
 
-    @functools.wraps(fn)
-    def grad_fn(*args: Any, **kwargs: Any) -> Any:
-        value, gradient = _gradient(fn, argnums, has_aux, args, kwargs, with_value=has_aux)
+    def grad_fn(record: Record, *args: Any, **kwargs: Any) -> Any:
+        value, gradient = _gradient(fn, argnums, has_aux, args, kwargs, has_aux, record)
         return (gradient, value[1]) if has_aux else gradient
 
-    return grad_fn
+    return Transformed(grad_fn, grad, fn, argnums=argnums, has_aux=has_aux)
 
 
 def _stacked_basis(specs: Sequence[ArraySpec]) -> list[np.ndarray]:
@@ -1020,7 +1225,7 @@ def _jacobian_layout(fn: Callable[..., Any], argnums: int | Sequence[int], has_a
 
 
 def jacfwd(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
-           has_aux: bool = False) -> Callable[..., Any]:  # fmt: skip
+           has_aux: bool = False) -> Transformed:  # fmt: skip
     """The Jacobian by forward mode: the JVP batched (`vmap`) over the basis of
     the inputs `argnums`, one compiled call. Arguments and outputs are pytrees;
     the result has the output's structure, each leaf holding the structure of
@@ -1038,8 +1243,7 @@ def jacfwd(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
 
     batched = vmap(pushforward, in_axes=(None, 0), out_axes=(0, None))
 
-    @functools.wraps(fn)
-    def jacobian(*args: Any) -> Any:
+    def jacobian(record: Record, *args: Any) -> Any:
         layout = _jacobian_layout(fn, argnums, has_aux, args)
         tangents = tree_unflatten(layout.in_tree, _stacked_basis(layout.in_specs))
         columns, aux = batched(args, tangents)
@@ -1053,13 +1257,14 @@ def jacfwd(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
             for column, out_spec in zip(tree_leaves(columns), layout.out_specs, strict=True)
         ]
         jac = layout.assemble(blocks)
+        record(*_flatten_args(args))
         return (jac, aux) if has_aux else jac
 
-    return jacobian
+    return Transformed(jacobian, jacfwd, fn, argnums=argnums, has_aux=has_aux)
 
 
 def jacrev(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
-           has_aux: bool = False) -> Callable[..., Any]:  # fmt: skip
+           has_aux: bool = False) -> Transformed:  # fmt: skip
     """The Jacobian by reverse mode: the VJP batched (`vmap`) over the basis of
     the output, one compiled call. Same pytree layout and `has_aux` as `jacfwd`."""
 
@@ -1073,8 +1278,7 @@ def jacrev(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
 
     batched = vmap(pullback, in_axes=(None, 0), out_axes=(0, None))
 
-    @functools.wraps(fn)
-    def jacobian(*args: Any) -> Any:
+    def jacobian(record: Record, *args: Any) -> Any:
         layout = _jacobian_layout(fn, argnums, has_aux, args)
         cotangents = tree_unflatten(layout.out_tree, _stacked_basis(layout.out_specs))
         rows, aux = batched(args, cotangents)
@@ -1084,13 +1288,14 @@ def jacrev(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
         ]
         blocks = [[column[j] for column in by_input] for j in range(len(layout.out_specs))]
         jac = layout.assemble(blocks)
+        record(*_flatten_args(args))
         return (jac, aux) if has_aux else jac
 
-    return jacobian
+    return Transformed(jacobian, jacrev, fn, argnums=argnums, has_aux=has_aux)
 
 
 def hessian(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
-            has_aux: bool = False) -> Callable[..., Any]:  # fmt: skip
+            has_aux: bool = False) -> Transformed:  # fmt: skip
     """`jacfwd(jacrev(fn))`, with pytrees, `argnums` and `has_aux` as they do."""
     return jacfwd(jacrev(fn, argnums, has_aux), argnums, has_aux)
 
@@ -1259,15 +1464,14 @@ def _stage_vmap(
 
 def vmap(
     fn: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None = None
-) -> Callable[..., Any]:
+) -> Transformed:
     """`fn` mapped over an axis of its arguments, as one batched function (the
     `batch` pass): `in_axes` is an int, None (not mapped: the same value for
     every example) or a pytree prefix of the arguments (a tuple with one entry
     per argument); `out_axes` likewise for the results. Nests, and composes
     with the AD transforms both ways (`vmap(grad(f))`, `grad` of a vmap)."""
 
-    @functools.wraps(fn)
-    def vmapped(*args: Any) -> Any:
+    def vmapped(record: Record, *args: Any) -> Any:
         call = _MappedCall.of(args, in_axes, axis_size)
         example, mapped, size = call.example, call.mapped, call.size
         stage = _cached(
@@ -1283,9 +1487,11 @@ def vmap(
                 zip(results, stage.batched_outputs, out_leaf_axes, strict=True)
             )
         ]
+        record(*_flatten_args(args))
         return _pack(stage.traced, placed)
 
-    return vmapped
+    options = {"in_axes": in_axes, "out_axes": out_axes, "axis_size": axis_size}
+    return Transformed(vmapped, vmap, fn, **options)
 
 
 def _place_output(value: Any, batched: bool, axis: int | None, size: int, index: int) -> Any:
