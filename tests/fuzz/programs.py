@@ -788,7 +788,13 @@ def op_where(b: Builder) -> bool:
         name = f"c{len(b.constants)}"
         b.constants[name] = mask
         condition = Value(name, a.dims, "bool", Bounds(0.0, 1.0))
-    p = b.pick(lambda v: _numeric(v) and _broadcasts(v.dims, condition.dims)) or a
+    _emit_where(b, condition, a)
+    return True
+
+
+def _emit_where(b: Builder, condition: Value, fallback: Value) -> None:
+    """`where(condition, p, q)` for values p (else `fallback`) and q that broadcast with it."""
+    p = b.pick(lambda v: _numeric(v) and _broadcasts(v.dims, condition.dims)) or fallback
     q = b.partner(p)
     if not _broadcasts(q.dims, condition.dims, p.dims):
         q = b.scalar(allow_complex=b.config.complex_ops)
@@ -796,7 +802,6 @@ def op_where(b: Builder) -> bool:
     dtype = _dtype_of(p, q)
     im = p.imag.union(q.imag) if np.dtype(dtype).kind == "c" else None
     b.emit(_call("where", condition.name, p.name, q.name), shape, dtype, p.re.union(q.re), im)
-    return True
 
 
 def op_logical(b: Builder) -> bool:
@@ -823,15 +828,7 @@ def op_logical(b: Builder) -> bool:
     if b.flip():
         negation = b.choose(["logical_not", "invert", "~"])
         combined = f"~{combined}" if negation == "~" else _call(negation, combined)
-    mask = b.emit(combined, shape, "bool", Bounds(0.0, 1.0))
-    p = b.pick(lambda v: _numeric(v) and _broadcasts(v.dims, mask.dims)) or a
-    q = b.partner(p)
-    if not _broadcasts(q.dims, mask.dims, p.dims):
-        q = b.scalar(allow_complex=b.config.complex_ops)
-    out = tuple(np.broadcast_shapes(mask.dims, p.dims, q.dims))
-    dtype = _dtype_of(p, q)
-    im = p.imag.union(q.imag) if np.dtype(dtype).kind == "c" else None
-    b.emit(_call("where", mask.name, p.name, q.name), out, dtype, p.re.union(q.re), im)
+    _emit_where(b, b.emit(combined, shape, "bool", Bounds(0.0, 1.0)), a)
     return True
 
 

@@ -13,7 +13,7 @@ from tidu_mlir.dialects import prim
 from tidu_mlir.lowering.lapack import lapack_symbols
 from tidu_mlir.lowering.runtime import compile_function
 
-from .oracle import build, check, tensor
+from .oracle import build, check, random_array, tensor
 
 pytestmark = pytest.mark.skipif(not lapack_symbols(), reason="numpy's OpenBLAS not found")
 
@@ -22,11 +22,8 @@ SHAPES = [(4, 4), (3, 5, 5), (2, 2, 3, 3)]
 
 
 def _random(shape: tuple[int, ...], dtype: type, seed: int = 0) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    values = rng.uniform(-1.0, 1.0, shape)
-    if np.issubdtype(dtype, np.complexfloating):
-        values = values + 1j * rng.uniform(-1.0, 1.0, shape)
-    return values.astype(dtype)
+    """Uniform in [-1, 1] (both parts of a complex number)."""
+    return random_array(tensor(shape, dtype), np.random.default_rng(seed), -1.0, 1.0)
 
 
 def _positive_definite(shape: tuple[int, ...], dtype: type) -> np.ndarray:

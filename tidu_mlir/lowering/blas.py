@@ -32,7 +32,7 @@ from typing import cast
 import llvmlite.binding as llvm
 import numpy as np
 from xdsl.builder import Builder
-from xdsl.dialects import arith, func
+from xdsl.dialects import arith
 from xdsl.dialects import llvm as llvm_dialect
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -45,9 +45,9 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.traits import SymbolTable
 
 from tidu_mlir.dialects import prim
+from tidu_mlir.lowering.common import call_external
 from tidu_mlir.lowering.loops import Buffer, LoopBuilder
 
 BLAS_MIN_FLOPS = 32**3
@@ -334,21 +334,6 @@ def float_const(b: Builder, value: float, element: Attribute) -> SSAValue:
 
 def _flag(trans: bool) -> int:
     return _TRANS if trans else _NO_TRANS
-
-
-def call_external(
-    module: ModuleOp,
-    b: Builder,
-    symbol: str,
-    args: list[SSAValue],
-    results: Sequence[Attribute] = (),
-) -> func.CallOp:
-    """Call the external function `symbol` (declared in `module` on first use)."""
-    if SymbolTable.lookup_symbol(module, symbol) is None:
-        module.body.block.add_op(
-            func.FuncOp.external(symbol, [a.type for a in args], list(results))
-        )
-    return b.insert(func.CallOp(symbol, args, list(results)))
 
 
 def _gemm(

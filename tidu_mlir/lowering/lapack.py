@@ -41,13 +41,13 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from tidu_mlir.dialects import prim
 from tidu_mlir.lowering.blas import (
-    call_external,
     float_const,
     int_const,
     int_consts,
     offset_pointer,
     openblas,
 )
+from tidu_mlir.lowering.common import call_external
 from tidu_mlir.lowering.loops import Buffer, Index, LoopBuilder
 
 LINALG_OPS: tuple[type[Operation], ...] = (prim.CholeskyOp, prim.TriangularSolveOp, prim.LuOp)
