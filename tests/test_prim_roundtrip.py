@@ -242,7 +242,7 @@ CASES: list[tuple[str, str, str]] = [
         "tensor<f64>, tensor<f64>",
         "%r, %n, %tape = prim.record_while init(%a) consts(%b) : (tensor<f64>) (tensor<f64>) "
         "-> (tensor<f64>) "
-        "tensor<i64>(tensor<?xf64>) cond {\n"
+        "count tensor<i64> tapes(tensor<?xf64>) cond {\n"
         "    ^bb0(%c: tensor<f64>, %k: tensor<f64>):\n"
         "      %p = prim.compare lt, %c, %k : tensor<f64>\n"
         "      prim.yield %p : tensor<i1>\n"

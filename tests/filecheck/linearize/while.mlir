@@ -6,7 +6,7 @@
 
 // The JVP of a while loop is its unzip: a prim.record_while runs the body's
 // forward part (c * c), recording per iteration the predicate it started with
-// and the residual c in tapes (tensor<?x...>) and counting the iterations;
+// and the residual c in tapes(tensor<?x...>) and counting the iterations;
 // then a scan over those tapes, as many times as counted, runs the body's
 // linear part (2 c dc), kept only where the recorded predicate held. That
 // scan is linear, so linear-transpose reverses it: reverse mode through a
@@ -30,7 +30,7 @@ builtin.module {
 
 // CHECK:      cg.linear @jvp1 pass 1 active [true] {
 // CHECK-NEXT:   %dx = cg.input #cg.tangent<#cg.key<"x">, 1> : tensor<f64>
-// CHECK-NEXT:   %{{[0-9]+}}, %[[N:[0-9]+]], %[[HELD:[0-9]+]], %[[TAPE:[0-9]+]] = prim.record_while init(%x) consts(%limit) : (tensor<f64>) (tensor<f64>) -> (tensor<f64>) tensor<i64>(tensor<?xi1>, tensor<?xf64>) cond {
+// CHECK-NEXT:   %{{[0-9]+}}, %[[N:[0-9]+]], %[[HELD:[0-9]+]], %[[TAPE:[0-9]+]] = prim.record_while init(%x) consts(%limit) : (tensor<f64>) (tensor<f64>) -> (tensor<f64>) count tensor<i64> tapes(tensor<?xi1>, tensor<?xf64>) cond {
 // CHECK:        } do {
 // CHECK-NEXT:   ^bb0(%[[C:[0-9]+]]: tensor<f64>, %[[K:[0-9]+]]: tensor<f64>):
 // CHECK-NEXT:     %[[SQ:[a-z0-9_]+]] = prim.mul %[[C]], %[[C]] : tensor<f64>

@@ -10,7 +10,7 @@
 // reverse scan folds s = 2 s + slice from s = 0 over 64, 32, ..., 1: 5461.
 
 func.func @f(%x: tensor<f64>, %limit: tensor<f64>) -> (tensor<f64>, tensor<i64>, tensor<f64>) {
-  %r, %n, %tape = prim.record_while init(%x) consts(%limit) : (tensor<f64>) (tensor<f64>) -> (tensor<f64>) tensor<i64>(tensor<?xf64>) cond {
+  %r, %n, %tape = prim.record_while init(%x) consts(%limit) : (tensor<f64>) (tensor<f64>) -> (tensor<f64>) count tensor<i64> tapes(tensor<?xf64>) cond {
   ^bb0(%c: tensor<f64>, %k: tensor<f64>):
     %p = prim.compare lt, %c, %k : tensor<f64>
     prim.yield %p : tensor<i1>

@@ -194,7 +194,7 @@ class RecordWhileOp(PrimOp):
     yields after the new carries, in tapes (one slice per iteration):
 
         %r, %n, %tape = prim.record_while init(%c0) consts(%k) : (T) (K)
-            -> (T) tensor<i64> (tensor<?xR>) cond {...} do {
+            -> (T) count tensor<i64> tapes(tensor<?xR>) cond {...} do {
         ^bb0(%c: T, %k: K):
           ...
           prim.yield %c_next, %residual : T, R
@@ -224,8 +224,8 @@ class RecordWhileOp(PrimOp):
 
     assembly_format = (
         "`init` `(` $init `)` `consts` `(` $consts `)` attr-dict `:` `(` type($init) `)` "
-        "`(` type($consts) `)` `->` `(` type($carries) `)` type($count) `(` type($tapes) `)` "
-        "`cond` $before `do` $body"
+        "`(` type($consts) `)` `->` `(` type($carries) `)` `count` type($count) `tapes` "
+        "`(` type($tapes) `)` `cond` $before `do` $body"
     )
 
     def __init__(
