@@ -37,6 +37,12 @@ from gradbench import evals as gradbench  # noqa: E402  # pyright: ignore[report
 VARIANTS = ("ff", "fr", "rr", "rf")
 """particle's and saddle's: outer then inner derivative, forward or reverse."""
 
+NESTED = [
+    *(("particle", variant, lambda: gradbench.PARTICLE_INPUT) for variant in VARIANTS),
+    *(("saddle", variant, lambda: gradbench.SADDLE_INPUT) for variant in VARIANTS),
+]
+"""particle and saddle: one input each, in both lists."""
+
 SMALL = [
     ("lse", "gradient", lambda: gradbench.lse_input(2500)),
     ("llsq", "gradient", lambda: gradbench.llsq_input(16, 128)),
@@ -45,8 +51,7 @@ SMALL = [
     ("gmm", "jacobian", lambda: gradbench.gmm_input(2, 5, 1000)),
     ("det", "gradient", lambda: gradbench.det_input(5)),
     ("lstm", "jacobian", lambda: gradbench.lstm_input(2, 1024)),
-    *(("particle", variant, lambda: gradbench.PARTICLE_INPUT) for variant in VARIANTS),
-    *(("saddle", variant, lambda: gradbench.SADDLE_INPUT) for variant in VARIANTS),
+    *NESTED,
 ]
 LARGE = [
     ("lse", "gradient", lambda: gradbench.lse_input(1280000)),
@@ -56,8 +61,7 @@ LARGE = [
     ("gmm", "jacobian", lambda: gradbench.gmm_input(20, 25, 1000)),
     ("det", "gradient", lambda: gradbench.det_input(8)),
     ("lstm", "jacobian", lambda: gradbench.lstm_input(4, 4096)),
-    *(("particle", variant, lambda: gradbench.PARTICLE_INPUT) for variant in VARIANTS),
-    *(("saddle", variant, lambda: gradbench.SADDLE_INPUT) for variant in VARIANTS),
+    *NESTED,
 ]
 
 

@@ -343,10 +343,15 @@ class FunctionLowering:
         if op.count is None:
             return self._result_buffer(y)
         typ = _tape_buffer_type(y)
-        ref = allocate_tape(self.module, self.builder, self.buffer_of(op.count), typ)
+        return self._own_tape(
+            y, allocate_tape(self.module, self.builder, self.buffer_of(op.count), typ)
+        )
+
+    def _own_tape(self, tape: SSAValue, ref: SSAValue) -> Buffer:
+        """`ref`, a heap block, as the buffer of the tape `tape`, freed with the temporaries."""
         self.temporaries.append(ref)
-        self.buffers[y] = Buffer(ref, prim.is_complex(prim.element_type_of(y.type)))
-        return self.buffers[y]
+        self.buffers[tape] = Buffer(ref, prim.is_complex(prim.element_type_of(tape.type)))
+        return self.buffers[tape]
 
     def _emit_cond(self, op: Operation) -> None:
         """An `scf.if` calling one of the two branches, outlined into functions."""
@@ -384,8 +389,7 @@ class FunctionLowering:
         )
         refs = emit_while(self.module, self.builder, (before, body), buffers)
         for tape, ref in zip(tapes, refs, strict=True):
-            self.buffers[tape] = Buffer(ref, prim.is_complex(prim.element_type_of(tape.type)))
-            self.temporaries.append(ref)
+            self._own_tape(tape, ref)
 
     def _emit_cluster(self, cluster: Cluster) -> None:
         outputs = {value: self._result_buffer(value) for value in cluster.escaping_values()}

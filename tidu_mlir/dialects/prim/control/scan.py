@@ -102,7 +102,7 @@ DYNAMIC_LENGTH = DYNAMIC_INDEX
 """The trip count of a scan that has a `count` operand (and the length of a tape)."""
 
 
-def _stacked(t: Attribute, length: int) -> TensorType:
+def stacked_type(t: Attribute, length: int) -> TensorType:
     """The type of `length` slices of type `t` stacked along a new leading axis
     (`DYNAMIC_LENGTH`: a dynamic axis, a tape)."""
     assert isinstance(t, TensorType)
@@ -154,7 +154,7 @@ class ScanOp(PrimOp):
         assert terminator is not None, "a scan body ends with prim.yield"
         count = [length] if isinstance(length, SSAValue) else []
         static = DYNAMIC_LENGTH if isinstance(length, SSAValue) else length
-        ys_types = [_stacked(v.type, static) for v in terminator.operands[len(init) :]]
+        ys_types = [stacked_type(v.type, static) for v in terminator.operands[len(init) :]]
         properties: dict[str, Attribute] = {}
         if not isinstance(length, SSAValue):
             properties["length"] = IntegerAttr(length, i64)
@@ -201,11 +201,6 @@ class ScanOp(PrimOp):
         return self.count if self.count is not None else self.trip_count
 
     @property
-    def body_operands(self) -> list[SSAValue]:
-        """The operands bound to the body's arguments (all but `count`)."""
-        return [*self.init, *self.xs, *self.consts]
-
-    @property
     def is_reverse(self) -> bool:
         return self.reverse is not None
 
@@ -248,7 +243,7 @@ class ScanOp(PrimOp):
             )
         check_types("carry returned by the body", yielded[: len(carries)], carries)
         check_types("carry result", [r.type for r in self.carries], carries)
-        ys = [_stacked(t, length) for t in yielded[len(carries) :]]
+        ys = [stacked_type(t, length) for t in yielded[len(carries) :]]
         check_types("ys result", [r.type for r in self.ys], ys)
 
     def _verify_length(self, length: int) -> None:

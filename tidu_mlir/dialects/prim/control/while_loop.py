@@ -40,7 +40,7 @@ from tidu_mlir.dialects.prim.control.bodies import (
     run_region,
     yield_types,
 )
-from tidu_mlir.dialects.prim.control.scan import DYNAMIC_LENGTH, ScanOp
+from tidu_mlir.dialects.prim.control.scan import DYNAMIC_LENGTH, ScanOp, stacked_type
 from tidu_mlir.dialects.prim.core import (
     BroadcastInDimOp,
     ConstantOp,
@@ -148,11 +148,12 @@ class WhileOp(PrimOp):
         cond: Callable[..., Sequence[Any]],
         body: Callable[..., Sequence[Any]],
     ) -> tuple[Any, ...]:
-        """`while cond(*carry, *consts): carry = body(*carry, *consts)`; the carry."""
-        carry, consts = list(operands[:carries]), operands[carries:]
-        while bool(cond(*carry, *consts)[0]):
-            carry = list(body(*carry, *consts))
-        return tuple(carry)
+        """`while cond(*carry, *consts): carry = body(*carry, *consts)`; the carry
+        (`RecordWhileOp.reference` recording nothing)."""
+        recorded = RecordWhileOp.reference(
+            *operands, carries=carries, cond=cond, body=body, slice_shapes=()
+        )
+        return recorded[:carries]
 
     def reference_params(self) -> dict[str, Any]:
         return {
@@ -243,7 +244,7 @@ class RecordWhileOp(PrimOp):
             result_types=[
                 [v.type for v in init],
                 TensorType(i64, []),
-                [_tape_type(t) for t in recorded],
+                [stacked_type(t, DYNAMIC_LENGTH) for t in recorded],
             ],
             regions=[before, body],
             attributes=role_attributes(role),
@@ -256,7 +257,7 @@ class RecordWhileOp(PrimOp):
         check_types("count", [self.count.type], [TensorType(i64, [])])
         for index, tape in enumerate(self.tapes):
             check_tape(f"tape #{index}", tape.type, "any")
-        recorded = [_tape_type(t) for t in yielded[len(carries) :]]
+        recorded = [stacked_type(t, DYNAMIC_LENGTH) for t in yielded[len(carries) :]]
         check_types("tape", [t.type for t in self.tapes], recorded)
 
     # ----- semantics ----------------------------------------------------------
@@ -434,12 +435,6 @@ def _check_regions(op: WhileOp | RecordWhileOp) -> list[Attribute]:
     carries = [v.type for v in op.init]
     check_types("carry result", [r.type for r in op.carries], carries)
     return carries
-
-
-def _tape_type(slice_type: Attribute) -> TensorType:
-    """The type of a tape of slices of type `slice_type`."""
-    assert isinstance(slice_type, TensorType)
-    return TensorType(slice_type.get_element_type(), [DYNAMIC_LENGTH, *slice_type.get_shape()])
 
 
 def _batched_loop(
