@@ -15,9 +15,9 @@ and prints the RSS (`/proc/self/statm`) relative to its start, after a warm-up:
   (`sum(tanh(x * w) ** 2)`, `backward()`: 4 backward graphs compiled per step);
   every 100 steps, then after `td.clear_caches()`;
 * llvm-opt: `backend.optimize` of the LLVM IR of the distinct probe's function,
-  N times, no JIT and no cache: the memory llvmlite keeps per optimization
-  (its pass builder's instrumentation callbacks are never freed), which no
-  cache bound can return.
+  N times, no JIT and no cache: the memory LLVM's optimizer keeps per run
+  (~70 KB while llvmlite's pass managers were never freed; none since
+  `backend` frees them).
 `--cache-size N` sets every `td.config` bound to N (default: the defaults).
 `--disk-cache DIR` uses DIR as the disk cache instead: run twice, the second run
 loads every function's object code from it (no LLVM optimization, so none of
