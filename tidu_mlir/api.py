@@ -1133,24 +1133,38 @@ def grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
     return Transformed(grad_fn, grad, fn, argnums=argnums, has_aux=has_aux)
 
 
-def _stacked_basis(specs: Sequence[ArraySpec]) -> list[np.ndarray]:
-    """The standard basis of the product space of `specs`, one array per spec
-    with shape `(total, *spec.shape)`: row `r` is one at the `r`-th element of
-    all the specs' elements in order, zero elsewhere."""
-    sizes = [_size(s) for s in specs]
-    total = sum(sizes)
-    if len(specs) == 1:  # the identity itself, made once in the right dtype
-        return [np.eye(total, dtype=specs[0].dtype).reshape(total, *specs[0].shape)]
-    identity = np.eye(total)
-    starts = np.cumsum([0, *sizes])
-    return [
-        identity[:, start : start + size].reshape(total, *spec.shape).astype(spec.dtype)
-        for spec, size, start in zip(specs, sizes, starts, strict=False)
-    ]
-
-
 def _size(spec: ArraySpec) -> int:
     return int(np.prod(spec.shape, dtype=np.int64))
+
+
+def _over_basis(fn: Callable[..., Any], args: tuple[Any, ...], seed_tree: PyTreeDef,
+                seed_specs: Sequence[ArraySpec]) -> Any:  # fmt: skip
+    """`vmap(fn, in_axes=(None, 0), out_axes=(0, None))(args, basis)` for the
+    standard basis of the product space of `seed_specs` (row `r`: one at the
+    `r`-th element of all the seeds' elements in order), without building the
+    basis: the `batch` pass carries it as one-hot rows (seeded with ones)."""
+    seeds = tree_unflatten(seed_tree, [np.ones(s.shape, s.dtype) for s in seed_specs])
+    leaves, sig = _flatten_args((args, seeds))
+    size = sum(_size(s) for s in seed_specs)
+    stage = _cached(fn, ("basis", sig), lambda: _stage_over_basis(fn, sig, len(seed_specs), size))
+    results = stage.staged.call({_arg_key(k): leaf for k, leaf in enumerate(leaves)})
+    axes = _leaf_axes((0, None), _pack(stage.traced, results), "out_axes")
+    placed = [
+        _place_output(r, flag, axis, size, k)
+        for k, (r, flag, axis) in enumerate(zip(results, stage.batched_outputs, axes, strict=True))
+    ]
+    return _pack(stage.traced, placed)
+
+
+def _stage_over_basis(fn: Callable[..., Any], sig: _Signature, seeds: int,
+                      size: int) -> _Vectorized:  # fmt: skip
+    """`fn` traced on `sig` and batched over the basis of its last `seeds` leaves."""
+    traced = _trace(fn, sig)
+    flags = [i >= len(sig.specs) - seeds for i in range(len(sig.specs))]
+    flags += [False] * traced.bound_input_count
+    batched = ad.batch(traced.graph, flags, size, basis=flags, dialect=AddOp)
+    func = ad.materialize(batched.graph, name="batched")
+    return _Vectorized(Staged(traced, func), batched.batched_outputs)
 
 
 def _blocks(stacked: Any, specs: Sequence[ArraySpec], trailing: tuple[int, ...]) -> list[Any]:
@@ -1241,12 +1255,9 @@ def jacfwd(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
             return tangent_out, aux
         return jvp(_partial_at(fn, args, nums), primals, tangents)[1], None
 
-    batched = vmap(pushforward, in_axes=(None, 0), out_axes=(0, None))
-
     def jacobian(record: Record, *args: Any) -> Any:
         layout = _jacobian_layout(fn, argnums, has_aux, args)
-        tangents = tree_unflatten(layout.in_tree, _stacked_basis(layout.in_specs))
-        columns, aux = batched(args, tangents)
+        columns, aux = _over_basis(pushforward, args, layout.in_tree, layout.in_specs)
         blocks = [
             [
                 _move_input_axes_last(block, len(in_spec.shape), len(out_spec.shape))
@@ -1276,12 +1287,9 @@ def jacrev(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
             return vjp_fn(cotangent), aux
         return vjp(_partial_at(fn, args, nums), *primals)[1](cotangent), None
 
-    batched = vmap(pullback, in_axes=(None, 0), out_axes=(0, None))
-
     def jacobian(record: Record, *args: Any) -> Any:
         layout = _jacobian_layout(fn, argnums, has_aux, args)
-        cotangents = tree_unflatten(layout.out_tree, _stacked_basis(layout.out_specs))
-        rows, aux = batched(args, cotangents)
+        rows, aux = _over_basis(pullback, args, layout.out_tree, layout.out_specs)
         by_input = [
             _blocks(row, layout.out_specs, in_spec.shape)
             for row, in_spec in zip(tree_leaves(rows), layout.in_specs, strict=True)

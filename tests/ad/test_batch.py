@@ -114,6 +114,98 @@ def test_batched_graph_equals_a_loop_over_examples(name, mapped):
         np.testing.assert_allclose(result, expected, rtol=1e-12, atol=1e-12)
 
 
+def _dense_rows(scales: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The standard-basis rows a basis batch stands for, built: input `i` of
+    `scales` takes rows `offset_i ..`, row `offset_i + k` is scale `k` at flat `k`."""
+    sizes = [s.size for s in scales]
+    total = sum(sizes)
+    rows = []
+    for scale, offset in zip(scales, np.cumsum([0, *sizes[:-1]]), strict=True):
+        block = np.zeros((total, scale.size), scale.dtype)
+        block[offset : offset + scale.size] = np.diag(scale.ravel())
+        rows.append(block.reshape(total, *scale.shape))
+    return rows
+
+
+LINEAR_IN_FIRST: dict[str, tuple[Callable[..., object], tuple[ArraySpec, ...]]] = {
+    "scaled_contraction": (lambda c, a: (c * 2.0 - c / 3.0) @ a, (spec(4), spec(4, 3))),
+    "rhs_contraction": (lambda c, a: a @ -c, (spec(4), spec(3, 4))),
+    "full_contraction": (
+        lambda c, w: tnp.einsum("ij,jik->k", c, w),
+        (spec(2, 3), spec(3, 2, 4)),
+    ),
+    "reshaped": (lambda c, a: tnp.reshape(c, (6,)) @ a, (spec(2, 3), spec(6, 2))),
+    "select_complex": (
+        lambda z, w: tnp.where(tnp.abs(w) > 1.0, z * w, 0.0),
+        (spec(3, dtype=C128), spec(3, dtype=C128)),
+    ),
+    "built_for_other_ops": (
+        lambda c, a: tnp.sum(tnp.transpose(c) * a, axis=0) + tnp.sin(c[0, :2]),
+        (spec(2, 3), spec(3, 2)),
+    ),
+}
+"""Programs linear in their first input, whose basis rows the rules keep
+one-hot (or build where an op has no one-hot rule)."""
+
+BASIS_CASES = [
+    *(
+        (name, basis)
+        for name, (_, specs) in PROGRAMS.items()
+        for basis in ([True, False], [False, True], [True, True])
+        if not all(basis) or specs[0].dtype == specs[1].dtype
+    ),
+    *((name, [True, False]) for name in LINEAR_IN_FIRST),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "basis"),
+    BASIS_CASES,
+    ids=[f"{n}-{''.join('e' if b else 'b' for b in f)}" for n, f in BASIS_CASES],
+)
+def test_basis_inputs_equal_their_rows_built(name, basis):
+    """Basis inputs (carried as one-hot rows where the rules keep them so)
+    give what the same graph batched over the built rows gives."""
+    fn, specs = {**PROGRAMS, **LINEAR_IN_FIRST}[name]
+    traced = trace_function(fn, specs)
+    size = sum(int(np.prod(s.shape)) for s, b in zip(specs, basis, strict=True) if b)
+    one_hot = ad.batch(traced.graph, basis, size, name="one_hot", basis=basis)
+    one_hot.graph.verify()
+    dense = ad.batch(traced.graph, basis, size, name="dense")
+    args = [_sample(s, False) for s in specs]
+    built = iter(_dense_rows([a for a, b in zip(args, basis, strict=True) if b]))
+    dense_args = [next(built) if b else a for a, b in zip(args, basis, strict=True)]
+    for ours, expected in zip(
+        evaluate_fragment(one_hot.graph, args),
+        evaluate_fragment(dense.graph, dense_args),
+        strict=True,
+    ):
+        np.testing.assert_allclose(ours, expected, rtol=1e-12, atol=1e-12)
+
+
+def _count(graph, name: str) -> int:
+    return sum(op.name == name for op in graph.body.walk())
+
+
+def test_contracted_one_hot_rows_pick_rows_instead_of_a_product():
+    """The rows of `(c * w) @ a` for the basis seeds `c`: `a`'s rows scaled
+    (work of `a`'s size), no contraction with an n x n matrix."""
+    traced = trace_function(lambda c, a, w: (c * w) @ a, (spec(5), spec(5, 3), spec(5)))
+    one_hot = ad.batch(traced.graph, [True, False, False], 5, "one_hot", [True, False, False])
+    assert _count(one_hot.graph, "prim.dot_general") == 0
+    assert _count(one_hot.graph, "prim.pad") == 0
+    dense = ad.batch(traced.graph, [True, False, False], 5, "dense")
+    assert _count(dense.graph, "prim.dot_general") == 1
+
+
+def test_basis_refusals():
+    traced = trace_function(lambda x, y: x.sum() * y, (spec(2), spec(3)))
+    with pytest.raises(OpError, match="basis inputs have 5 elements in all; .* got 4"):
+        ad.batch(traced.graph, [True, True], 4, basis=[True, True])
+    with pytest.raises(OpError, match="basis flags must mark mapped inputs"):
+        ad.batch(traced.graph, [True, False], 2, basis=[False, True])
+
+
 def test_batched_graph_compiles_and_matches_the_evaluator():
     fn, specs = PROGRAMS["matmul"]
     traced = trace_function(fn, specs)

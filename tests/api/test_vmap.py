@@ -182,3 +182,18 @@ def test_op_families_against_jax(family, axes):
     ours = td.vmap(lambda u, v: fn(tnp, u, v), in_axes=axes)(a, b)
     theirs = jax.vmap(lambda u, v: fn(jax.numpy, u, v), in_axes=axes)(a, b)
     np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("transform", ["jacfwd", "jacrev"])
+def test_jacobians_never_multiply_by_the_basis(transform):
+    """The basis travels as one-hot rows: the Jacobian of `tanh(a @ v) * v`
+    has the forward product only (the rows or columns of `a` are picked and
+    scaled, no second contraction with the n x n basis)."""
+    a = RNG.normal(size=(40, 40))
+    x = RNG.normal(size=40)
+    f = lambda v: tnp.tanh(a @ v) * v  # noqa: E731
+    text = td.ir(getattr(td, transform)(f), x)
+    assert text.count("prim.dot_general") == 1
+    t = np.tanh(a @ x)
+    expected = np.diag(t) + ((1 - t**2) * x)[:, None] * a
+    np.testing.assert_allclose(getattr(td, transform)(f)(x), expected, rtol=1e-9, atol=1e-12)

@@ -11,6 +11,7 @@ from tidu_mlir.interfaces.batchable import (
     Batchable,
     BatchContext,
     BatchRuleError,
+    OneHot,
     batched_type,
 )
 from tidu_mlir.interfaces.differentiable import (
@@ -40,6 +41,7 @@ __all__ = [
     "Evaluable",
     "EvaluationError",
     "LinearizedBody",
+    "OneHot",
     "OpT",
     "RecomputeCost",
     "RuleContext",

@@ -12,12 +12,24 @@ moves outputs to their `out_axes` last, so rules see only axis 0. One
 exception: a tape (a tensor whose leading axis is dynamic, one slice per
 iteration of a loop) carries the batch as axis 1, so each slice is a batched
 value (the loop writes and reads slices; it cannot stride a dynamic axis).
+
+One-hot rows: batching over a standard basis (the seeds of a Jacobian) need
+not build the basis. The pass carries such a value as a `OneHot` (an
+unbatched *scale* of the example's shape and an offset: example `b` is the
+scale's element at flat position `b - offset`, zero elsewhere) through the
+ops whose `one_hot_rule` keeps it one-hot (elementwise ops linear in it,
+reshapes) or turns it into a cheap dense value (a contraction picks rows of
+its other operand instead of multiplying by a diagonal matrix). Any other op
+gets it materialized by the dialect (`emit_one_hot_rows`) and its
+`batch_rule` called as usual.
 """
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from xdsl.dialects.builtin import TensorType
@@ -35,6 +47,27 @@ def batched_type(t: Attribute, size: int) -> TensorType:
     if shape and shape[0] < 0:
         return TensorType(t.get_element_type(), [shape[0], size, *shape[1:]])
     return TensorType(t.get_element_type(), [size, *shape])
+
+
+@dataclass(frozen=True)
+class OneHot:
+    """A batched value of standard-basis rows, not built: example `b` holds
+    `scale`'s element at flat position `b - offset` and zeros elsewhere (all
+    zeros when `b - offset` is outside the example). `scale` is an unbatched
+    value of the example's type."""
+
+    scale: SSAValue
+    offset: int
+
+    def covers(self, size: int) -> bool:
+        """Whether its rows fit in a batch of `size` examples."""
+        return self.offset >= 0 and self.offset + self.count <= size
+
+    @property
+    def count(self) -> int:
+        """The number of non-zero rows (the example's element count)."""
+        assert isinstance(self.scale.type, TensorType)
+        return math.prod(self.scale.type.get_shape())
 
 
 class BatchRuleError(OpError):
@@ -84,3 +117,21 @@ class Batchable(ABC):
         the others have this op's operand type unchanged. Called only when some
         operand is batched. Returns one value per result, each batched (leading
         axis `ctx.size`, then the result's own shape)."""
+
+    def one_hot_rule(
+        self,
+        ctx: BatchContext,
+        operands: Sequence[SSAValue | OneHot],
+        batched: Sequence[bool],
+    ) -> Sequence[SSAValue | OneHot] | None:
+        """Batch this op with some operands one-hot rows (`OneHot`) without
+        building them: one value per result (batched, or one-hot again), or
+        None to have the pass build them (`emit_one_hot_rows`) and call
+        `batch_rule`. `batched` flags the other operands that are batched.
+        The default keeps nothing one-hot."""
+        return None
+
+    @classmethod
+    def emit_one_hot_rows(cls, ctx: BatchContext, rows: OneHot) -> SSAValue:
+        """Build `rows` as a batched value with ops of this class's dialect."""
+        raise NotImplementedError(f"{cls.__name__} names no dialect that builds one-hot rows")

@@ -22,7 +22,10 @@ class BatchPass(SymNameOptionPass):
         graph: the `cg.graph` to batch, by symbol (`@f`).
         size: the batch extent, the length of the new leading axis.
         axes: one per input in program order: `0` maps the input over its
-            leading axis, `none` broadcasts it to every example.
+            leading axis, `none` broadcasts it to every example, `basis` makes
+            it the scale of standard-basis rows (example `b` is the input's
+            element `b` alone; the basis inputs take consecutive rows, so
+            `size` is their element count: a Jacobian's seeds).
         name: the new graph's symbol; unset: `<graph>_batched`.
     """
 
@@ -35,15 +38,19 @@ class BatchPass(SymNameOptionPass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         fragment = find_fragment(op, self.graph)
-        batch(fragment, [_is_mapped(axis) for axis in self.axes], self.size, self.sym_name)
+        spellings = [_spelling(axis) for axis in self.axes]
+        mapped = [spelling != "none" for spelling in spellings]
+        basis = [spelling == "basis" for spelling in spellings]
+        batch(fragment, mapped, self.size, self.sym_name, basis)
 
 
-def _is_mapped(axis: int | str) -> bool:
-    """`0` → mapped, `none` → broadcast; other axes are refused."""
+def _spelling(axis: int | str) -> str:
+    """`0` (mapped), `none` (broadcast) or `basis`; other axes are refused."""
     spelling = str(axis).strip().lower()
-    if spelling in ("0", "none"):
-        return spelling == "0"
+    if spelling in ("0", "none", "basis"):
+        return spelling
     raise PassFailedException(
-        f"batch axis '{axis}' is not supported: the pass maps leading axes (`0`) or "
-        "broadcasts (`none`); move other axes to the front first (td.vmap does)"
+        f"batch axis '{axis}' is not supported: the pass maps leading axes (`0`), "
+        "broadcasts (`none`) or seeds a basis (`basis`); move other axes to the front "
+        "first (td.vmap does)"
     )

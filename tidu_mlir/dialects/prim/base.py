@@ -87,6 +87,7 @@ from tidu_mlir.interfaces import (
     BatchContext,
     Differentiable,
     Evaluable,
+    OneHot,
     RecomputeCost,
     RuleContext,
     active_mask_of,
@@ -143,6 +144,9 @@ class PrimOp(IRDLOperation, Differentiable, Evaluable, Batchable):
     traits = traits_def(Pure(), RecomputeCost(cheap=True))
 
     BROADCAST_IN_DIM: ClassVar[Callable[[SSAValue, Sequence[int], TensorType], Operation]]
+    ONE_HOT_ROWS: ClassVar[Callable[[BatchContext, OneHot], SSAValue]]
+    """How the dialect builds one-hot rows (`emit_one_hot_rows`): with padding,
+    so `structural`, where `prim.pad` is, sets it."""
     """The constructor of `prim.broadcast_in_dim`, which the batching rules of
     this file broadcast unbatched operands with (`broadcast_to_batch`). The op
     needs rule helpers of `core`, so it is defined there, and `core` sets this
@@ -160,6 +164,10 @@ class PrimOp(IRDLOperation, Differentiable, Evaluable, Batchable):
     def accumulate(cls, lhs: SSAValue, rhs: SSAValue) -> Operation:
         """`prim.add` sums the cotangents of every prim op."""
         return AddOp(lhs, rhs)
+
+    @classmethod
+    def emit_one_hot_rows(cls, ctx: BatchContext, rows: OneHot) -> SSAValue:
+        return PrimOp.ONE_HOT_ROWS(ctx, rows)
 
     @staticmethod
     @abc.abstractmethod
@@ -247,6 +255,24 @@ class Elementwise(PrimOp, abc.ABC):
         self, ctx: BatchContext, operands: Sequence[SSAValue], batched: Sequence[bool]
     ) -> Sequence[SSAValue]:
         return self.emit_batched(ctx, batch_all(ctx, operands, batched))
+
+    def one_hot_rule(
+        self, ctx: BatchContext, operands: Sequence[SSAValue | OneHot], batched: Sequence[bool]
+    ) -> Sequence[SSAValue | OneHot] | None:
+        """Rows at one offset stay one-hot through an op linear in them whose
+        other operands are unbatched: element `i` of example `b` depends only on
+        element `i` of the operands, all zero but at `b - offset`."""
+        rows = [value for value in operands if isinstance(value, OneHot)]
+        hot = [isinstance(value, OneHot) for value in operands]
+        if any(batched) or len({r.offset for r in rows}) != 1 or not self.is_linear_in(hot):
+            return None
+        scales = [value.scale if isinstance(value, OneHot) else value for value in operands]
+        op = type(self).create(
+            operands=scales,
+            result_types=[r.type for r in self.results],
+            properties=dict(self.properties),
+        )
+        return [OneHot(result, rows[0].offset) for result in ctx.emit(op).results]
 
 
 class ElementwiseBinaryOp(Elementwise, abc.ABC):

@@ -9,12 +9,13 @@ dimension (one operand batched) of the contraction.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import DenseArrayBase, TensorType, i64
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, traits_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -22,12 +23,16 @@ from xdsl.traits import Pure
 
 from tidu_mlir.dialects.prim.base import PrimOp, Values, emit_value, shift_axes
 from tidu_mlir.dialects.prim.core import (
+    BroadcastInDimOp,
+    MulOp,
     conj_if_complex,
+    emit_reshape,
     emit_transpose,
     inverse_permutation,
     product_jvp,
 )
 from tidu_mlir.dialects.prim.shapes import dot_general_shape, kept_axes
+from tidu_mlir.dialects.prim.structural import pad_to_batch
 from tidu_mlir.dialects.prim.syntax import (
     RoleSpec,
     array_values,
@@ -49,7 +54,7 @@ from tidu_mlir.dialects.prim.types import (
     shape_of,
     tensor_type_of,
 )
-from tidu_mlir.interfaces import BatchContext, RecomputeCost, RuleContext, active_mask_of
+from tidu_mlir.interfaces import BatchContext, OneHot, RecomputeCost, RuleContext, active_mask_of
 
 DOT_PROPS: tuple[str, ...] = ("lhs_batch", "rhs_batch", "lhs_contract", "rhs_contract")
 
@@ -207,6 +212,33 @@ class DotGeneralOp(PrimOp):
         permutation = [position, *(axis for axis in range(rank) if axis != position)]
         return [emit_transpose(ctx, product, permutation)]
 
+    def one_hot_rule(
+        self, ctx: BatchContext, operands: Sequence[SSAValue | OneHot], batched: Sequence[bool]
+    ) -> Sequence[SSAValue | OneHot] | None:
+        """One-hot rows contracted over all their axes of extent > 1 with an
+        unbatched operand pick that operand's slices: example `b` is the
+        scale's element `b - offset` times the other operand at contraction
+        index `b - offset` (work of the other's size, not a product with a
+        diagonal matrix)."""
+        lhs, rhs = operands
+        if any(batched) or isinstance(lhs, OneHot) == isinstance(rhs, OneHot):
+            return None
+        _, _, lhs_contract, rhs_contract = self.dims()
+        if isinstance(lhs, OneHot):
+            rows, other, hot_axes, other_axes = lhs, rhs, lhs_contract, rhs_contract
+        else:
+            assert isinstance(rhs, OneHot)
+            rows, other, hot_axes, other_axes = rhs, lhs, rhs_contract, lhs_contract
+        assert not isinstance(other, OneHot)
+        hot_shape = shape_of(rows.scale)
+        if math.prod(hot_shape[axis] for axis in hot_axes) != rows.count:
+            return None
+        in_flat_order = [o for _, o in sorted(zip(hot_axes, other_axes, strict=True))]
+        picked = _slices_first(ctx, other, in_flat_order)
+        scaled = emit_value(ctx, MulOp(_broadcast_rows(ctx, rows, picked.type), picked))
+        batched_shape = [ctx.size, *shape_of(self.result)]
+        return [emit_reshape(ctx, pad_to_batch(ctx, scaled, rows), batched_shape)]
+
     def _like(self, lhs: SSAValue, rhs: SSAValue) -> DotGeneralOp:
         """A dot_general of `lhs` and `rhs` with this op's dimension numbers."""
         lhs_batch, rhs_batch, lhs_contract, rhs_contract = self.dims()
@@ -255,6 +287,23 @@ class DotGeneralOp(PrimOp):
             },
             attributes=attributes,
         )
+
+
+def _slices_first(ctx: BatchContext, value: SSAValue, axes: Sequence[int]) -> SSAValue:
+    """`value` as a matrix: one row per index of `axes` (in that order), the
+    other axes, in order, flattened along each row."""
+    shape = shape_of(value)
+    others = [axis for axis in range(len(shape)) if axis not in axes]
+    moved = emit_transpose(ctx, value, [*axes, *others])
+    matrix = [math.prod(shape[axis] for axis in axes), math.prod(shape[axis] for axis in others)]
+    return emit_reshape(ctx, moved, matrix)
+
+
+def _broadcast_rows(ctx: BatchContext, rows: OneHot, matrix: Attribute) -> SSAValue:
+    """The rows' scale, flat, broadcast along the rows of a `matrix`-typed value."""
+    assert isinstance(matrix, TensorType)
+    flat = emit_reshape(ctx, rows.scale, [rows.count])
+    return emit_value(ctx, BroadcastInDimOp(flat, [0], matrix))
 
 
 def _dot_cotangent(

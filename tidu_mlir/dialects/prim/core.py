@@ -81,7 +81,7 @@ from tidu_mlir.dialects.prim.types import (
     tensor_type_of,
     with_element_type,
 )
-from tidu_mlir.interfaces import BatchContext, RuleContext, active_mask_of
+from tidu_mlir.interfaces import BatchContext, OneHot, RuleContext, active_mask_of
 from tidu_mlir.types import numpy_dtype
 
 # --------------------------------------------------------------------------
@@ -698,6 +698,14 @@ class ReshapeOp(UnaryLinear, TypeChangingUnaryOp):
         (operand,) = operands
         return [emit_value(ctx, ReshapeOp(operand, [ctx.size, *shape_of(self.result)]))]
 
+    def one_hot_rule(
+        self, ctx: BatchContext, operands: Sequence[SSAValue | OneHot], batched: Sequence[bool]
+    ) -> Sequence[SSAValue | OneHot] | None:
+        """A reshape keeps every element's flat position: the rows stay one-hot."""
+        (rows,) = operands
+        assert isinstance(rows, OneHot)
+        return [OneHot(emit_reshape(ctx, rows.scale, shape_of(self.result)), rows.offset)]
+
 
 @irdl_op_definition
 class TransposeOp(UnaryLinear, ArrayPropsUnaryOp):
@@ -731,6 +739,15 @@ class TransposeOp(UnaryLinear, ArrayPropsUnaryOp):
     def emit_adjoint(self, ctx: RuleContext, cotangent: SSAValue) -> SSAValue:
         inverse = inverse_permutation(self.prop_values("permutation"))
         return emit_transpose(ctx, cotangent, inverse)
+
+
+def emit_reshape(
+    ctx: RuleContext | BatchContext, value: SSAValue, shape: Sequence[int]
+) -> SSAValue:
+    """`value` reshaped to `shape` (itself when it has that shape)."""
+    if list(shape_of(value)) == list(shape):
+        return value
+    return emit_value(ctx, ReshapeOp(value, shape))
 
 
 def emit_transpose(

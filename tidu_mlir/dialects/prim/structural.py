@@ -39,6 +39,7 @@ from tidu_mlir.dialects.prim.core import (
     ReduceSumOp,
     SelectOp,
     active_or_zero,
+    emit_reshape,
     full_like,
     or_zeros,
     scale,
@@ -64,7 +65,7 @@ from tidu_mlir.dialects.prim.types import (
     shape_of,
     tensor_type_of,
 )
-from tidu_mlir.interfaces import BatchContext, RuleContext, active_mask_of
+from tidu_mlir.interfaces import BatchContext, OneHot, RuleContext, active_mask_of
 
 # --------------------------------------------------------------------------
 # Slice and pad
@@ -270,6 +271,30 @@ class PadOp(UnaryLinear, ArrayPropsUnaryOp):
 # --------------------------------------------------------------------------
 # Concatenate
 # --------------------------------------------------------------------------
+
+
+def emit_one_hot_rows(ctx: BatchContext, rows: OneHot) -> SSAValue:
+    """One-hot rows built: the scale's n elements with n zeros padded between
+    each are the n×n diagonal matrix read row by row (O(n²) work, no n×n
+    constant); zero rows pad it to the batch."""
+    n = rows.count
+    flat = emit_reshape(ctx, rows.scale, [n])
+    spread = emit_value(ctx, PadOp(flat, [0], [0], [n])) if n > 1 else flat
+    diagonal = emit_reshape(ctx, spread, [n, n])
+    batched_shape = [ctx.size, *shape_of(rows.scale)]
+    return emit_reshape(ctx, pad_to_batch(ctx, diagonal, rows), batched_shape)
+
+
+def pad_to_batch(ctx: BatchContext, matrix: SSAValue, rows: OneHot) -> SSAValue:
+    """A matrix holding the non-zero rows of `rows`, padded with zero rows
+    before (`offset`) and after them to the batch's `size` rows."""
+    below = ctx.size - rows.count - rows.offset
+    if rows.offset == 0 and below == 0:
+        return matrix
+    return emit_value(ctx, PadOp(matrix, [rows.offset, 0], [below, 0]))
+
+
+PrimOp.ONE_HOT_ROWS = emit_one_hot_rows
 
 
 @irdl_op_definition
