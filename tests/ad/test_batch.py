@@ -198,6 +198,11 @@ def test_contracted_one_hot_rows_pick_rows_instead_of_a_product():
     assert _count(dense.graph, "prim.dot_general") == 1
 
 
+def test_a_dialect_that_cannot_build_basis_rows_is_named():
+    with pytest.raises(BatchRuleError, match="toy.mul: the basis rows of tensor<3xf64> cannot"):
+        ad.batch(_toy_graph(toy.MIXED), [True, True], 6, basis=[True, True])
+
+
 def test_basis_refusals():
     traced = trace_function(lambda x, y: x.sum() * y, (spec(2), spec(3)))
     with pytest.raises(OpError, match="basis inputs have 5 elements in all; .* got 4"):

@@ -177,10 +177,12 @@ class _Values:
         the op being batched, else of the graph's first op) the first time."""
         if original not in self.mapping:
             rows = self.one_hot[original]
-            dialect = type(builder.source) if builder.source is not None else builder.dialect
-            if not isinstance(dialect, type) or not issubclass(dialect, Batchable):
-                raise builder.error("no op of the graph names a dialect to build one-hot rows")
-            self.set(original, dialect.emit_one_hot_rows(builder, rows), True)
+            source = builder.source
+            dialect = type(source) if isinstance(source, Batchable) else builder.dialect
+            built = dialect.emit_one_hot_rows(builder, rows) if dialect is not None else None
+            if built is None:
+                raise builder.error(f"the basis rows of {original.type} cannot be built here")
+            self.set(original, built, True)
         return self.mapping[original]
 
 

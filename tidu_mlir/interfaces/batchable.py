@@ -132,6 +132,7 @@ class Batchable(ABC):
         return None
 
     @classmethod
-    def emit_one_hot_rows(cls, ctx: BatchContext, rows: OneHot) -> SSAValue:
-        """Build `rows` as a batched value with ops of this class's dialect."""
-        raise NotImplementedError(f"{cls.__name__} names no dialect that builds one-hot rows")
+    def emit_one_hot_rows(cls, ctx: BatchContext, rows: OneHot) -> SSAValue | None:
+        """Build `rows` as a batched value with ops of this class's dialect;
+        None when the dialect cannot (the pass then refuses the basis)."""
+        return None

@@ -166,7 +166,7 @@ class PrimOp(IRDLOperation, Differentiable, Evaluable, Batchable):
         return AddOp(lhs, rhs)
 
     @classmethod
-    def emit_one_hot_rows(cls, ctx: BatchContext, rows: OneHot) -> SSAValue:
+    def emit_one_hot_rows(cls, ctx: BatchContext, rows: OneHot) -> SSAValue | None:
         return PrimOp.ONE_HOT_ROWS(ctx, rows)
 
     @staticmethod
