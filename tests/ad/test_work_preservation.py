@@ -13,6 +13,7 @@ import pytest
 from api.corpus import CASES, Case
 from xdsl.ir import Operation
 
+import tidu_mlir as td
 from tidu_mlir import ad
 from tidu_mlir.dialects.cg import Fragment, InputOp, LinearOp, OutputOp, role_of
 from tidu_mlir.graph import fragment_inputs
@@ -47,3 +48,22 @@ def test_linearize_and_transpose_preserve_work(case: Case) -> None:
     active_operands = sum(sum(role_of(op).active_mask) for op in linear_ops)  # type: ignore[union-attr]
     bound = active_operands + _extra_uses(linear.fragment)
     assert len(_linear_ops(transposed.fragment)) <= bound
+
+
+def test_reads_of_single_elements_accumulate_into_one_buffer() -> None:
+    """n reads of single elements transpose to one concatenation laying the
+    cotangents at their positions, not n full-size pads summed by n - 1 adds
+    (work and IR quadratic in n)."""
+    n = 40
+    traced = trace_function(
+        lambda x: sum(x[i] * x[(i + 1) % n] for i in range(n)), [ArraySpec((n,), np.float64)]
+    )
+    linear = ad.linearize(traced.graph, wrt=["arg0"])
+    transposed = ad.linear_transpose(linear)
+    names = [op.name for op in _body(transposed.fragment)]
+    assert names.count("prim.pad") == 0
+    assert names.count("prim.concatenate") == 1
+    assert names.count("prim.add") <= n  # duplicates of one position only
+    x = np.random.default_rng(1).normal(size=n)
+    gradient = td.grad(lambda v: sum(v[i] * v[(i + 1) % n] for i in range(n)))(x)
+    np.testing.assert_allclose(gradient, np.roll(x, 1) + np.roll(x, -1), rtol=1e-14)

@@ -11,9 +11,11 @@ transposed fragment's fixed values and everything enclosing it.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
-from xdsl.ir import Block, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
 from tidu_mlir.ad.context import (
     FragmentBuilder,
@@ -104,26 +106,26 @@ def _reverse_walk(
     fallback: Accumulator | None,
 ) -> dict[SSAValue, SSAValue]:
     """Propagate cotangents from the outputs back to the fragment's inputs."""
-    cotangents: dict[SSAValue, SSAValue] = {}
+    cotangents = _Cotangents(builder)
     output_op = fragment_output_op(fragment)
     builder.source = output_op
     seed_accumulator = _FallbackAccumulator(fragment, fallback)
     for value, (_, seed) in zip(output_op.outputs, seeds, strict=True):
         owner = value.owner
         accumulator = type(owner) if isinstance(owner, Differentiable) else seed_accumulator
-        _accumulate(cotangents, value, seed, accumulator, builder)
+        cotangents.add(value, seed, accumulator)
     for op in reversed(fragment.body.block.ops):
         if isinstance(op, InputOp | OutputOp | GraphOp | LinearOp):
             continue
         role = role_of(op)
         if role is None or not any(role.active_mask):
             continue
-        result_cotangents = [cotangents.get(result) for result in op.results]
+        builder.source = op
+        result_cotangents = [cotangents.total(result) for result in op.results]
         if all(cotangent is None for cotangent in result_cotangents):
             continue
         if not isinstance(op, Differentiable):
             raise ADRuleError("transpose", op)
-        builder.source = op
         operand_cotangents = builder.check_results(
             op.transpose_rule(builder, result_cotangents), len(op.operands), "cotangent"
         )
@@ -135,26 +137,71 @@ def _reverse_walk(
                 continue
             if not mask[index]:
                 raise builder.error(f"the rule returned a cotangent for fixed operand #{index}")
-            _accumulate(cotangents, operand, cotangent, type(op), builder)
-    return cotangents
+            cotangents.add(operand, cotangent, type(op))
+    return {
+        op.result: total
+        for op in fragment_inputs(fragment)
+        if (total := cotangents.total(op.result)) is not None
+    }
 
 
-def _accumulate(
-    cotangents: dict[SSAValue, SSAValue],
-    value: SSAValue,
-    contribution: SSAValue,
-    accumulator: Accumulator | _FallbackAccumulator,
-    builder: FragmentBuilder,
-) -> None:
-    """Add `contribution` to the cotangent of `value` (fan-out: one add per extra use)."""
-    existing = cotangents.get(value)
-    if existing is None:
-        cotangents[value] = contribution
-        return
-    if isinstance(accumulator, _FallbackAccumulator):
-        accumulator = accumulator.get()
-    total = builder.emit(accumulator.accumulate(existing, contribution))
-    cotangents[value] = total.results[0]
+class _Cotangents:
+    """The cotangents reaching each value, summed when first read (the walk
+    has visited every use of a value by then), all at once by the dialect
+    (`accumulate_all`) rather than one addition per use."""
+
+    def __init__(self, builder: FragmentBuilder):
+        self.builder = builder
+        self.parts: dict[SSAValue, list[SSAValue]] = {}
+        self.accumulators: dict[SSAValue, Accumulator | _FallbackAccumulator] = {}
+        self.totals: dict[SSAValue, SSAValue] = {}
+        self.pending: Counter[SSAValue] = Counter()
+        """How many unsummed contributions each value is (a rule may return
+        one value as the cotangent of several operands)."""
+
+    def add(
+        self,
+        value: SSAValue,
+        contribution: SSAValue,
+        accumulator: Accumulator | _FallbackAccumulator,
+    ) -> None:
+        assert value not in self.totals, "a cotangent arrived after its sum was read"
+        self.parts.setdefault(value, []).append(contribution)
+        self.accumulators.setdefault(value, accumulator)
+        self.pending[contribution] += 1
+
+    def total(self, value: SSAValue) -> SSAValue | None:
+        """The sum of what reached `value`; None when nothing did."""
+        if value in self.totals:
+            return self.totals[value]
+        parts = self.parts.pop(value, None)
+        if parts is None:
+            return None
+        self.pending.subtract(parts)
+        total = parts[0]
+        if len(parts) > 1:
+            accumulator = self.accumulators[value]
+            if isinstance(accumulator, _FallbackAccumulator):
+                accumulator = accumulator.get()
+            total = accumulator.accumulate_all(self.builder, parts)
+            self._erase_unused(parts, total)
+        self.totals[value] = total
+        return total
+
+    def _erase_unused(self, parts: Sequence[SSAValue], total: SSAValue) -> None:
+        """Erase the contributions the dialect summed without using them (it
+        read their operands instead) and nothing else will read."""
+        for part in parts:
+            owner = part.owner
+            if (
+                part is not total
+                and not self.pending[part]
+                and isinstance(owner, Operation)
+                and owner.parent is self.builder.block
+                and is_trivially_dead(owner)
+            ):
+                owner.detach()
+                owner.erase()
 
 
 class _FallbackAccumulator:

@@ -127,6 +127,16 @@ class Differentiable(ABC):
         """The dialect's addition op, used by `linear-transpose` to sum cotangents
         that reach the same value (fan-out). Not yet inserted anywhere."""
 
+    @classmethod
+    def accumulate_all(cls, ctx: RuleContext, values: Sequence[SSAValue]) -> SSAValue:
+        """The sum of the cotangents `values` (two or more) reaching one value,
+        emitted with `ctx`: `accumulate` folded in order by default. A dialect
+        may sum them at once (pieces of one array into one buffer)."""
+        total = values[0]
+        for value in values[1:]:
+            total = ctx.emit(cls.accumulate(total, value)).results[0]
+        return total
+
 
 def active_mask_of(op: Operation) -> tuple[bool, ...]:
     """The active mask of a linearized op (all fixed for a primary op)."""

@@ -144,6 +144,9 @@ class PrimOp(IRDLOperation, Differentiable, Evaluable, Batchable):
     traits = traits_def(Pure(), RecomputeCost(cheap=True))
 
     BROADCAST_IN_DIM: ClassVar[Callable[[SSAValue, Sequence[int], TensorType], Operation]]
+    ACCUMULATE_ALL: ClassVar[Callable[[RuleContext, Sequence[SSAValue]], SSAValue]]
+    """How the dialect sums many cotangents of one value (`accumulate_all`):
+    with pad and concatenate, so `structural` sets it."""
     ONE_HOT_ROWS: ClassVar[Callable[[BatchContext, OneHot], SSAValue]]
     """How the dialect builds one-hot rows (`emit_one_hot_rows`): with padding,
     so `structural`, where `prim.pad` is, sets it."""
@@ -164,6 +167,10 @@ class PrimOp(IRDLOperation, Differentiable, Evaluable, Batchable):
     def accumulate(cls, lhs: SSAValue, rhs: SSAValue) -> Operation:
         """`prim.add` sums the cotangents of every prim op."""
         return AddOp(lhs, rhs)
+
+    @classmethod
+    def accumulate_all(cls, ctx: RuleContext, values: Sequence[SSAValue]) -> SSAValue:
+        return PrimOp.ACCUMULATE_ALL(ctx, values)
 
     @classmethod
     def emit_one_hot_rows(cls, ctx: BatchContext, rows: OneHot) -> SSAValue | None:

@@ -12,6 +12,7 @@ concatenate joins along `dimension + 1`, reduce_max reduces `axes + 1`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -25,6 +26,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from tidu_mlir.diagnostics import parse_int64
 from tidu_mlir.dialects.prim.base import (
+    AddOp,
     ArrayPropsUnaryOp,
     NotLinear,
     PrimOp,
@@ -405,6 +407,61 @@ class ConcatenateOp(PrimOp):
 # --------------------------------------------------------------------------
 # Reduce max
 # --------------------------------------------------------------------------
+
+
+def accumulate_all(ctx: RuleContext, values: Sequence[SSAValue]) -> SSAValue:
+    """The sum of the cotangents reaching one value. Single elements that a
+    slice's transpose padded to the full shape (`x[i, j]` read many times)
+    are laid at their flat positions into one buffer (one concatenate with
+    zero gaps) instead of one full-size pad and add each; the rest is added."""
+    elements, rest = _padded_elements(values)
+    if len(elements) < 2:
+        rest = list(values)
+    else:
+        rest.insert(0, _laid_out(ctx, elements, tensor_type_of(values[0])))
+    total = rest[0]
+    for value in rest[1:]:
+        total = emit_value(ctx, AddOp(total, value))
+    return total
+
+
+def _padded_elements(
+    values: Sequence[SSAValue],
+) -> tuple[dict[int, list[SSAValue]], list[SSAValue]]:
+    """The values that pad a single element, by the element's flat position
+    (its padded operand, in arrival order), and the other values."""
+    elements: dict[int, list[SSAValue]] = {}
+    rest: list[SSAValue] = []
+    for value in values:
+        owner = value.owner
+        shape = shape_of(value)
+        if isinstance(owner, PadOp) and shape and all(d == 1 for d in shape_of(owner.operand)):
+            low = owner.paddings()[0]
+            elements.setdefault(int(np.ravel_multi_index(low, shape)), []).append(owner.operand)
+        else:
+            rest.append(value)
+    return elements, rest
+
+
+def _laid_out(ctx: RuleContext, elements: dict[int, list[SSAValue]], t: TensorType) -> SSAValue:
+    """A `t`-shaped value holding each position's elements (summed), zero elsewhere."""
+    element = t.get_element_type()
+    pieces: list[SSAValue] = []
+    cursor = 0
+    for position in [*sorted(elements), math.prod(t.get_shape())]:
+        if position > cursor:
+            pieces.append(full_like(ctx, 0.0, TensorType(element, [position - cursor])))
+        if position in elements:
+            parts = [emit_reshape(ctx, part, [1]) for part in elements[position]]
+            piece = parts[0]
+            for part in parts[1:]:
+                piece = emit_value(ctx, AddOp(piece, part))
+            pieces.append(piece)
+        cursor = position + 1
+    return emit_reshape(ctx, emit_value(ctx, ConcatenateOp(pieces, 0)), t.get_shape())
+
+
+PrimOp.ACCUMULATE_ALL = accumulate_all
 
 
 @irdl_op_definition
