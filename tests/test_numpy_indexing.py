@@ -326,3 +326,14 @@ def test_random_index_expressions_match_numpy(
     actual = td.jit(lambda v: v[index])(x)
     assert actual.shape == expected.shape
     np.testing.assert_array_equal(actual, expected)
+
+
+def test_constant_arrays_take_traced_indices_like_jax() -> None:
+    """`tnp.asarray(table)[i]` with a traced `i` reads the table as a constant
+    (it used to try turning the tracer into a numpy index)."""
+    table = np.array([0.5, 1.5, 2.5, 3.5])
+    read = td.jit(lambda i: tnp.asarray(table)[i])
+    assert read(np.int64(2)) == 2.5
+    grad = td.grad(lambda x, i: x * tnp.arange(4.0)[i] + tnp.zeros((2, 3))[1, i])
+    assert grad(2.0, np.int64(2)) == 2.0
+    assert isinstance(tnp.arange(5.0)[1:3], np.ndarray)  # concrete indices stay numpy

@@ -766,6 +766,15 @@ class ConstantArray(np.ndarray):
         """Functional updates: `x.at[index].set(values)`, `.add`, `.multiply`, ..."""
         return IndexUpdateHelper(self)
 
+    def __getitem__(self, index: Any) -> Any:
+        """numpy's indexing; a traced index reads the array as a constant of
+        the index's trace (`tnp.asarray(table)[i]`, as in JAX)."""
+        items = index if isinstance(index, tuple) else (index,)
+        trace = _find_trace(items)
+        if trace is None:
+            return super().__getitem__(index)
+        return getitem(as_tracer(trace, self.view(np.ndarray)), index)
+
     def __repr__(self) -> str:
         return repr(self.view(np.ndarray))
 
