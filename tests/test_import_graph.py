@@ -103,6 +103,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 
 LAYERS: tuple[tuple[str, ...], ...] = (
+    ("tidu_mlir.fast_syntax",),  # xDSL's parser and printer, faster for the tools
     (
         "tidu_mlir.types",
         "tidu_mlir.diagnostics",

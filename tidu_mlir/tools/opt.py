@@ -31,8 +31,10 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
+from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipelineCallbackType
+from xdsl.targets.mlir import MLIRTarget
 from xdsl.utils.exceptions import (
     ArgSpecParseError,
     DiagnosticException,
@@ -50,6 +52,7 @@ from tidu_mlir.diagnostics import (
     format_parse_error,
     out_of_memory,
 )
+from tidu_mlir.fast_syntax import FastPrinter
 from tidu_mlir.lowering import LOWERING_TARGETS
 from tidu_mlir.passes.options import SymNameOptionPass, quote_pass_options
 from tidu_mlir.registry import all_passes, make_context, xdsl_universe
@@ -143,14 +146,37 @@ class InputDiagnostic(DiagnosticException):
     """A fully formatted diagnostic about the input (printed as it is)."""
 
 
+@dataclasses.dataclass(frozen=True)
+class FastMLIRTarget(MLIRTarget):
+    """xDSL's `mlir` target (the default output) printing with `FastPrinter`,
+    which prints each type once (xDSL's own printer when highlighting syntax)."""
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        if self.syntax_highlight:
+            return super().emit(ctx, module, output)
+        printer = FastPrinter(
+            stream=output,
+            print_generic_format=self.print_generic_format,
+            print_properties_as_attributes=self.print_properties_as_attributes,
+            print_debuginfo=self.print_debuginfo,
+        )
+        printer.print_op(module)
+        printer.print_metadata(ctx.loaded_dialects)
+        print("\n", file=output)
+
+
 def _dot_target() -> type[Target]:
     from tidu_mlir.tools.dot import DotTarget
 
     return DotTarget
 
 
-TOOL_TARGETS: dict[str, Callable[[], type[Target]]] = {"dot": _dot_target}
-"""`-t` output targets of tidu-opt defined by the tools (`dot`: a Graphviz picture)."""
+TOOL_TARGETS: dict[str, Callable[[], type[Target]]] = {
+    "dot": _dot_target,
+    "mlir": lambda: FastMLIRTarget,
+}
+"""`-t` output targets of tidu-opt defined by the tools (`dot`: a Graphviz
+picture; `mlir`, the default: xDSL's, printed faster)."""
 
 
 def spec_error_line(error: ArgSpecParseError) -> str:

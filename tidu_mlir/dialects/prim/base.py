@@ -54,6 +54,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import Pure
 
+from tidu_mlir.diagnostics import VerifiesLocally
 from tidu_mlir.dialects import cg
 from tidu_mlir.dialects.prim.shapes import reduce_shape
 from tidu_mlir.dialects.prim.syntax import (
@@ -81,6 +82,7 @@ from tidu_mlir.dialects.prim.types import (
     tensor_dtype,
     tensor_type_of,
 )
+from tidu_mlir.fast_syntax import PlainOp
 from tidu_mlir.interfaces import (
     ADRuleError,
     Batchable,
@@ -136,10 +138,11 @@ def batch_all(
 # --------------------------------------------------------------------------
 
 
-class PrimOp(IRDLOperation, Differentiable, Evaluable, Batchable):
+class PrimOp(IRDLOperation, Differentiable, Evaluable, Batchable, VerifiesLocally):
     """Base of every prim op: Pure, role-checked, differentiable, evaluable,
     batchable, and cheap to recompute (work proportional to its result) unless
-    it overrides `traits` (contractions and reductions)."""
+    it overrides `traits` (contractions and reductions). Its verifier reads
+    only its own types, properties and attributes (`VerifiesLocally`)."""
 
     traits = traits_def(Pure(), RecomputeCost(cheap=True))
 
@@ -282,8 +285,10 @@ class Elementwise(PrimOp, abc.ABC):
         return [OneHot(result, rows[0].offset) for result in ctx.emit(op).results]
 
 
-class ElementwiseBinaryOp(Elementwise, abc.ABC):
+class ElementwiseBinaryOp(Elementwise, PlainOp, abc.ABC):
     """`lhs, rhs : T -> T`, printed `%a, %b : T`."""
+
+    PLAIN_OPERANDS: ClassVar[int] = 2
 
     lhs = operand_def()
     rhs = operand_def()
@@ -312,8 +317,10 @@ class ElementwiseBinaryOp(Elementwise, abc.ABC):
         return cls.create(operands=operands, result_types=[t], attributes=attributes)
 
 
-class ElementwiseUnaryOp(Elementwise, abc.ABC):
+class ElementwiseUnaryOp(Elementwise, PlainOp, abc.ABC):
     """`operand : T -> T`, printed `%x : T`."""
+
+    PLAIN_OPERANDS: ClassVar[int] = 1
 
     operand = operand_def()
     result = result_def()

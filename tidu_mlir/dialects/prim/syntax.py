@@ -14,6 +14,7 @@ from xdsl.printer import Printer
 
 from tidu_mlir.diagnostics import parse_int64
 from tidu_mlir.dialects import cg
+from tidu_mlir.fast_syntax import FastParser
 
 RoleSpec: TypeAlias = cg.LinearizedRoleAttr | Sequence[bool] | None
 
@@ -112,6 +113,9 @@ def parse_same_type(
     parser: Parser, count: int
 ) -> tuple[list[SSAValue], dict[str, Attribute], Attribute]:
     """Parse `%a, %b attr-dict : T` (count operands, all of type T)."""
+    if isinstance(parser, FastParser) and (plain := parser.parse_optional_plain_operands(count)):
+        operands, t = plain
+        return resolve(parser, operands, [t] * count), {}, t
     operands = [parser.parse_unresolved_operand()]
     for _ in range(count - 1):
         parser.parse_punctuation(",")

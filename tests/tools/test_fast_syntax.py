@@ -1,0 +1,240 @@
+"""The fast paths of the tools through xDSL's lexer, parser, verifier and
+printer (`tidu_mlir.fast_syntax`, `first_verify_error`; issue 16: 1 MB within
+1 s): the same tokens, modules, errors and text as xDSL's own, and work that
+grows with the distinct types and kinds of op of an input, not with its ops."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import io
+import random
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from fuzz.corpus import lit_files  # pyright: ignore[reportMissingImports]
+from fuzz.mutators import mutate_text  # pyright: ignore[reportMissingImports]
+from xdsl.context import Context
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr, TensorType
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.parser.attribute_parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import ParseError
+from xdsl.utils.lexer import Input
+from xdsl.utils.mlir_lexer import MLIRLexer
+
+from tidu_mlir.diagnostics import check_string_literals, first_verify_error
+from tidu_mlir.dialects import prim
+from tidu_mlir.fast_syntax import FastLexer, FastParser, FastPrinter, PlainOp, file_line_col
+from tidu_mlir.tools import opt
+
+MUTANTS = 300
+"""Mutations of the lit inputs compared with xDSL (a fixed seed: the same every run)."""
+
+TRICKY_TOKENS = [
+    '%12abc %a.b$c-d %-x %0#1 #map #-} {-# ^bb0 !t.x @sym @"quoted" _x',
+    "0x1F 0xi32 0x 1.5e+ 1.5e-3 2. 7 -1 -> - ... { } ( ) [ ] < > = + / * ? | : ,",
+    "é ½ x",
+    "@ x",
+    "$ x",
+    ".. x",
+    '"s\\n\\"" // comment\n  x // comment at the end',
+]
+"""Lines lexed on their own (an error ends a line's tokens): edge cases of
+identifiers, numbers and punctuation, non-ASCII letters and digits, errors."""
+
+
+@pytest.fixture(scope="module")
+def inputs() -> list[str]:
+    """The lit inputs and mutations of them whose strings are terminated (xDSL's
+    lexer backtracks exponentially on the others, which tidu rejects first)."""
+    texts = [path.read_text() for path in lit_files()]
+    rng = random.Random(16)
+    donors = [text.encode() for text in texts]
+    texts += [
+        mutate_text(rng, rng.choice(donors), donors).decode(errors="replace")
+        for _ in range(MUTANTS)
+    ]
+    return [text for text in texts if _strings_terminated(text)]
+
+
+def _strings_terminated(text: str) -> bool:
+    try:
+        check_string_literals(text, "in.mlir")
+    except ParseError:
+        return False
+    return True
+
+
+def _tokens(lexer: MLIRLexer) -> list[tuple[object, ...]]:
+    """Kind and span of every token up to the end, or up to the lexer's error."""
+    tokens: list[tuple[object, ...]] = []
+    while True:
+        try:
+            token = lexer.lex()
+        except ParseError as error:
+            return [*tokens, ("error", error.msg, error.span.start, error.span.end)]
+        tokens.append((token.kind, token.span.start, token.span.end))
+        if token.kind == token.kind.EOF:
+            return tokens
+
+
+def test_fast_lexer_forms_the_tokens_of_xdsl(inputs: list[str]) -> None:
+    for text in [*TRICKY_TOKENS, *inputs]:
+        source = Input(text, "in.mlir")
+        assert _tokens(FastLexer(source)) == _tokens(MLIRLexer(source)), text
+
+
+def _outcome(parser: type[Parser], ctx: Context, text: str) -> tuple[object, ...]:
+    """The module (generic text) or the error a parser ends with."""
+    try:
+        module = parser(ctx, text, "in.mlir").parse_module()
+    except ParseError as error:
+        return ("parse error", error.msg, error.span.start, error.span.end)
+    except RecursionError:  # where the stack ends differs a little
+        return ("nesting too deep",)
+    except Exception as error:  # what xDSL's parser raises on some inputs
+        return (type(error).__name__, str(error))
+    output = io.StringIO()
+    Printer(stream=output, print_generic_format=True).print_op(module)
+    return ("module", output.getvalue())
+
+
+def test_fast_parser_reads_what_xdsl_reads(ctx: Context, inputs: list[str]) -> None:
+    for text in inputs:
+        assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text), text
+
+
+@pytest.mark.parametrize(
+    "op_type",
+    [op for op in prim.PRIM_OPS if issubclass(op, PlainOp)],
+    ids=lambda op: op.name,
+)
+def test_a_plain_op_is_built_as_its_parse_builds_it(ctx: Context, op_type: type[Operation]) -> None:
+    """`FastParser` builds a `PlainOp` from its text itself: the op its `parse` reads."""
+    assert issubclass(op_type, PlainOp)
+    operands = ", ".join(f"%x{i}" for i in range(op_type.PLAIN_OPERANDS))
+    arguments = ", ".join(f"%x{i}: tensor<3xf64>" for i in range(op_type.PLAIN_OPERANDS))
+    text = (
+        f"func.func @f({arguments}) {{\n"
+        f"  %r = {op_type.name} {operands} : tensor<3xf64>\n"
+        "  func.return\n}\n"
+    )
+    built = _outcome(FastParser, ctx, text)
+    assert built[0] == "module"
+    assert built == _outcome(Parser, ctx, text)
+
+
+def test_fast_printer_prints_what_xdsl_prints(ctx: Context) -> None:
+    for path in lit_files():
+        try:
+            module = Parser(ctx, path.read_text()).parse_module()
+        except (ParseError, ValueError):
+            continue  # an input of an error test
+        texts = []
+        for printer in (Printer, FastPrinter):
+            output = io.StringIO()
+            printer(stream=output).print_op(module)
+            texts.append(output.getvalue())
+        assert texts[0] == texts[1], path
+
+
+def test_unverified_location_equals_the_verified_one() -> None:
+    parameters = (StringAttr("in.mlir"), IntAttr(12), IntAttr(3))
+    assert file_line_col(*parameters) == FileLineColLoc(*parameters)
+
+
+def test_the_collector_runs_again_after_parsing(ctx: Context) -> None:
+    for text in ["builtin.module {}", "builtin.module {"]:
+        with contextlib.suppress(ParseError):
+            FastParser(ctx, text).parse_module()
+        assert gc.isenabled()
+
+
+# --------------------------------------------------------------------------
+# Work per input
+# --------------------------------------------------------------------------
+
+TYPES = ["tensor<4xf64>", "tensor<2x3xf32>", "tensor<3xcomplex<f64>>"]
+
+
+def _chain(ops: int) -> str:
+    """A function of `ops` elementwise ops on each of the `TYPES`."""
+    arguments = ", ".join(f"%x{k}: {t}" for k, t in enumerate(TYPES))
+    lines = [f"func.func @f({arguments}) {{"]
+    for k, t in enumerate(TYPES):
+        lines.append(f"  %v{k}_0 = prim.neg %x{k} : {t}")
+        lines += [f"  %v{k}_{i} = prim.add %v{k}_{i - 1}, %x{k} : {t}" for i in range(1, ops)]
+    return "\n".join([*lines, "  func.return", "}", ""])
+
+
+def _counting(
+    monkeypatch: pytest.MonkeyPatch, owner: type, name: str, key: Callable[..., str]
+) -> Counter[str]:
+    """Calls of `owner.name` from now on, counted by `key(*arguments)`."""
+    calls: Counter[str] = Counter()
+    original = getattr(owner, name)
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls[key(*args)] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
+@pytest.mark.parametrize("ops", [10, 1000])
+def test_each_distinct_type_is_parsed_once(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch, ops: int
+) -> None:
+    calls = _counting(monkeypatch, AttrParser, "parse_optional_type", lambda parser: "type")
+    FastParser(ctx, _chain(ops)).parse_module()
+    # Each of the TYPES, its element type and `complex<f64>`'s `f64`.
+    assert calls["type"] == 2 * len(TYPES) + 1
+
+
+def test_one_token_is_lexed_per_plain_op(ctx: Context, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An op in its plain syntax (`PlainOp`) is read from one match of its text
+    and its cached type: the lexer forms only the token after it."""
+    calls = _counting(monkeypatch, FastLexer, "lex", lambda lexer: "token")
+    tokens: list[int] = []
+    for ops in (10, 1000):
+        calls.clear()
+        FastParser(ctx, _chain(ops)).parse_module()
+        tokens.append(calls["token"])
+    assert tokens[1] - tokens[0] == (1000 - 10) * len(TYPES)
+
+
+@pytest.mark.parametrize("ops", [10, 1000])
+def test_ops_alike_are_verified_once(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch, ops: int
+) -> None:
+    module = FastParser(ctx, _chain(ops)).parse_module()
+    calls = _counting(monkeypatch, Operation, "verify", lambda op, *_: op.name)
+    assert first_verify_error(module) is None
+    assert calls == Counter(
+        {"builtin.module": 1, "func.func": 1, "func.return": 1, "prim.neg": 3, "prim.add": 3}
+    )
+
+
+def test_an_op_unlike_those_verified_is_verified(ctx: Context) -> None:
+    """A kind differs by its attributes as well: a bad role after good ops is found."""
+    text = _chain(50).replace(
+        "%v0_49 = prim.add %v0_48, %x0 :",
+        "%v0_49 = prim.add %v0_48, %x0 {role = #cg.linearized<[active]>} :",
+    )
+    error = first_verify_error(FastParser(ctx, text).parse_module())
+    assert error is not None
+    assert error.message == "role mask has 1 entries but the op has 2 operands"
+
+
+def test_tidu_opt_prints_each_distinct_type_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = _counting(monkeypatch, TensorType, "print_builtin", lambda t, printer: "tensor")
+    (tmp_path / "in.mlir").write_text(_chain(200))
+    assert opt.run([str(tmp_path / "in.mlir")]) == 0, capsys.readouterr().err
+    assert calls["tensor"] == len(TYPES)

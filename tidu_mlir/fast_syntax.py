@@ -1,0 +1,321 @@
+"""Faster paths through xDSL's parser, printer and verifier for the text
+tidu's tools read and write (a 1 MB module within 1 s; xDSL 0.74 parses such
+a module at about 4 k ops/s, re-parsing and re-printing the same few types
+for every op).
+
+`FastParser` is xDSL's `Parser` with:
+
+* `FastLexer`: one regular-expression match per token for the common tokens
+  (identifiers, numbers, punctuation); the others go to xDSL's lexer;
+* a type cache: the text of a compact type (`tensor<4xf64>`,
+  `tensor<2x3xcomplex<f64>>`) maps to the immutable attribute it parsed to
+  the first time, so each distinct type is parsed once per input;
+* one match for `%name = dialect.op`, the common head of an op (one result,
+  a custom syntax), and for the operands and colon of a `PlainOp`
+  (`%a, %b : T`), which it then builds itself;
+* operands defined before with the very type object resolved by one lookup;
+* the cyclic garbage collector paused while it builds the module.
+
+The tokens, the modules and the errors on malformed input are those of
+xDSL's parser (tests/tools/test_fast_syntax.py compares them on the lit
+inputs and mutations of them). `FastPrinter` is xDSL's `Printer` printing
+each distinct type once and reusing its text, and writing one-line strings
+directly; `file_line_col` builds a location without re-verifying it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import gc
+import io
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import ClassVar, cast
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
+from xdsl.ir import Attribute, AttributeInvT, Operation, SSAValue, TypeAttribute
+from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.printer import Printer
+from xdsl.utils.lexer import Span, Token
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRToken, MLIRTokenKind
+
+_SUFFIX_ID = r"(?:[0-9]+|[a-zA-Z$._-][a-zA-Z0-9$._-]*)"
+_COMMON_TOKEN = re.compile(
+    rf"""(?:\s+|//[^\n]*)*+
+    (?:(?P<BARE_IDENT>[a-zA-Z_][a-zA-Z0-9_$.]*)
+    |(?P<PERCENT_IDENT>%{_SUFFIX_ID})
+    |(?P<AT_IDENT>@[a-zA-Z_][a-zA-Z0-9_$.]*)
+    |(?P<HASH_IDENT>\#(?!-}}){_SUFFIX_ID})
+    |(?P<CARET_IDENT>\^{_SUFFIX_ID})
+    |(?P<EXCLAMATION_IDENT>!{_SUFFIX_ID})
+    |(?P<HEX_INTEGER_LIT>0x[0-9a-fA-F]+)
+    |(?P<FLOAT_LIT>[0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?)
+    |(?P<INTEGER_LIT>[0-9]+)
+    |(?P<PUNCTUATION>->|[:,()}}\[\]<>=+/*?|-]|\{{(?!-\#)))""",
+    re.ASCII | re.VERBOSE,
+)
+"""Blanks and comments (as `MLIRLexer._whitespace_regex`, but possessive: no
+backtracking into long runs of them), then one of the tokens `FastLexer`
+forms itself, each group named after its kind, spelled as `MLIRLexer` lexes
+them (ASCII letters only: a non-ASCII one goes to `MLIRLexer`, as do strings,
+`...`, `{-#`, `#-}`, the end and errors)."""
+
+_KINDS: dict[str, MLIRTokenKind] = {
+    **{kind.name: kind for kind in MLIRTokenKind},
+    "HEX_INTEGER_LIT": MLIRTokenKind.INTEGER_LIT,
+}
+_PUNCTUATION: dict[str, MLIRTokenKind] = {
+    kind.value: kind for kind in MLIRTokenKind if isinstance(kind.value, str)
+}
+
+
+class FastLexer(MLIRLexer):
+    """`MLIRLexer` with one regular-expression match for the common tokens."""
+
+    def lex(self) -> MLIRToken:
+        match = _COMMON_TOKEN.match(self.input.content, self.pos)
+        if match is None:
+            return super().lex()
+        group = match.lastgroup
+        assert group is not None
+        start, end = match.span(group)
+        kind = _PUNCTUATION[match[group]] if group == "PUNCTUATION" else _KINDS[group]
+        self.pos = end
+        return Token(kind, Span(start, end, self.input))
+
+
+_COMPACT_TYPE = re.compile(r"[a-z][a-z0-9]*<[a-z0-9?]*(?:<[a-z0-9]+>)?>", re.ASCII)
+"""A builtin type in one piece ending with its closing `>` (at most one
+nested `<...>`), whose value depends on its text only (no aliases, no
+dialect types): cached when the parser ended it where this match ends."""
+
+_BLANK = re.compile(r"\s*", re.ASCII)
+
+
+_SSA_NAME = rf"%{_SUFFIX_ID}(?![a-zA-Z0-9$._-])"
+"""An SSA value name as one `%` token (the suffix lexes no further)."""
+
+_SINGLE_RESULT_OP = re.compile(
+    rf"({_SSA_NAME})[ \t]*=[ \t]*([a-zA-Z_][a-zA-Z0-9_$.]*+)(?![a-zA-Z0-9_$.])", re.ASCII
+)
+"""`%name = dialect.op`: the result list and the name of a single-result op
+in a custom syntax."""
+
+
+@functools.cache
+def _operands_colon(count: int) -> re.Pattern[str]:
+    """`%a, %b :` for `count` operands, each name a group (blanks: spaces, tabs)."""
+    names = [f"({_SSA_NAME})"] * count
+    return re.compile(r"[ \t]*" + r"[ \t]*,[ \t]*".join(names) + r"[ \t]*:[ \t]*", re.ASCII)
+
+
+class PlainOp:
+    """Mixin for op classes whose custom syntax is, in its plain form,
+    `%a, %b : T`: `PLAIN_OPERANDS` operands and, after a colon, the type of
+    each of them and of the one result; their `parse` reads it to
+    `create(operands=..., result_types=[T])`. `FastParser` builds such an op
+    from one match of that text (the other forms, with an attribute
+    dictionary, go to the op's `parse`)."""
+
+    PLAIN_OPERANDS: ClassVar[int]
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector (if it runs) within the block."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+class FastParser(Parser):
+    """xDSL's parser with the fast paths of this module (see its docstring)."""
+
+    def __init__(self, ctx: Context, text: str, name: str = "<unknown>"):
+        super().__init__(ctx, text, name)
+        state = self._parser_state
+        state.lexer = FastLexer(state.lexer.input)
+        state.current_token = state.lexer.lex()
+        self._text = text
+        self._types: dict[str, TypeAttribute] = {}
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        # Every object the parser builds lives on: the cyclic garbage collector,
+        # run every 700 allocations, would only walk them again and again.
+        with _collector_paused():
+            return super().parse_module(allow_implicit_module)
+
+    def parse_optional_type(self) -> TypeAttribute | None:
+        if (cached := self._cached_type(self.pos)) is not None:
+            return cached
+        match = _COMPACT_TYPE.match(self._text, self.pos)
+        parsed = super().parse_optional_type()
+        if match is not None and parsed is not None and self._ends_at(match.end()):
+            self._types[match.group()] = parsed
+        return parsed
+
+    def _cached_type(self, pos: int) -> TypeAttribute | None:
+        """The type parsed before from the same text at `pos`, consumed (None:
+        nothing consumed, the text is new or not a compact type)."""
+        match = _COMPACT_TYPE.match(self._text, pos)
+        if match is None or (cached := self._types.get(match.group())) is None:
+            return None
+        self._resume_from(match.end())
+        return cached
+
+    def _ends_at(self, end: int) -> bool:
+        """Whether the last token consumed ends at `end` (only blanks up to the next)."""
+        blank = _BLANK.match(self._text, end)
+        return blank is not None and blank.end() == self.pos
+
+    def parse_operation(self) -> Operation:
+        # xDSL 0.74's `parse_operation` for its common case, one result and a
+        # custom syntax (`%name = dialect.op ...`), the result and the name in one
+        # match, a `PlainOp` built from the match of its operands; the other
+        # cases and the errors are xDSL's.
+        match = _SINGLE_RESULT_OP.match(self._text, self.pos)
+        stack = self._parser_state.dialect_stack
+        op_type = None if match is None else self.ctx.get_optional_op(match[2], dialect_stack=stack)
+        if match is None or op_type is None:
+            return super().parse_operation()
+        start = self._current_token.span
+        plain = issubclass(op_type, PlainOp)
+        if not plain or (op := self._parse_plain(op_type, op_type.PLAIN_OPERANDS, match)) is None:
+            self._resume_from(match.end())
+            stack.append(op_type.dialect_name())
+            op = op_type.parse(self)
+            stack.pop()
+        # `loc(...)` after the op: its token is the current one, tested cheaply first.
+        looks_located = self._text.startswith("loc", self.pos)
+        if looks_located and (location := self.parse_optional_location()) is not None:
+            op.location = location
+        if len(op.results) != 1:
+            self.raise_error(
+                f"Operation has {len(op.results)} results, but was given 1 to bind.", start
+            )
+        result = Span(*match.span(1), self.lexer.input)
+        self._register_ssa_definition(match[1][1:], op.results, result)
+        return op
+
+    def _parse_plain(
+        self, op_type: type[Operation], count: int, head: re.Match[str]
+    ) -> Operation | None:
+        """The `PlainOp` `head` starts (`%name = dialect.op`), if its `count`
+        operands and its type follow in their plain form (None, nothing
+        consumed, otherwise)."""
+        match = _operands_colon(count).match(self._text, head.end())
+        if match is None:
+            return None
+        t = self._type_at(match.end())
+        operands = [self._plain_operand(match, group, t) for group in range(1, count + 1)]
+        return op_type.create(operands=operands, result_types=[t])
+
+    def _plain_operand(self, match: re.Match[str], group: int, type: Attribute) -> SSAValue:
+        """The operand named by `group` of `match`, used with `type`."""
+        if (value := self._defined(match[group][1:], 0, type)) is not None:
+            return value
+        return self.resolve_operand(
+            UnresolvedOperand(Span(*match.span(group), self.lexer.input), 0), type
+        )
+
+    def _defined(self, name: str, index: int, type: Attribute) -> SSAValue | None:
+        """Value `index` of `name` if defined before with this very type object
+        (what xDSL's lookup returns, without its checks, which pass)."""
+        values = self.ssa_values.get(name)
+        if values is None or index >= len(values) or values[index].type is not type:
+            return None
+        return values[index]
+
+    def resolve_operand(
+        self, operand: UnresolvedOperand, type: AttributeInvT
+    ) -> SSAValue[AttributeInvT]:
+        if (value := self._defined(operand.operand_name, operand.index, type)) is not None:
+            return cast("SSAValue[AttributeInvT]", value)
+        return self.resolve_other_operand(operand, type)
+
+    def resolve_other_operand(
+        self, operand: UnresolvedOperand, type: AttributeInvT
+    ) -> SSAValue[AttributeInvT]:
+        """`resolve_operand` for an operand not defined before (a forward
+        reference) or of another type object: xDSL's."""
+        return super().resolve_operand(operand, type)
+
+    def parse_optional_plain_operands(
+        self, count: int
+    ) -> tuple[list[UnresolvedOperand], TypeAttribute] | None:
+        """`count` operands, a colon and a type, `%a, %b : T`, in one match
+        (None, nothing consumed, when the operands are not in that plain form:
+        tuple indices, comments or line breaks between them, another count)."""
+        match = _operands_colon(count).match(self._text, self.pos)
+        if match is None:
+            return None
+        source = self.lexer.input
+        operands = [UnresolvedOperand(Span(*match.span(g), source), 0) for g in range(1, count + 1)]
+        return operands, self._type_at(match.end())
+
+    def _type_at(self, pos: int) -> TypeAttribute:
+        """The type at `pos`, consumed: the cached one, or parsed."""
+        if (cached := self._cached_type(pos)) is not None:
+            return cached
+        self._resume_from(pos)
+        return self.parse_type()
+
+
+_FILE, _LINE, _COLUMN = (name for name, _ in FileLineColLoc.get_irdl_definition().parameters)
+
+
+def file_line_col(file: StringAttr, line: IntAttr, column: IntAttr) -> FileLineColLoc:
+    """`FileLineColLoc(file, line, column)` without verifying its parameters,
+    which have the types it requires: the verification takes 90 % of the 7 µs
+    it costs, paid for every op a parser locates. Built as xDSL's
+    `ParametrizedAttribute.new` builds attributes, minus the verification."""
+    location = FileLineColLoc.__new__(FileLineColLoc)
+    object.__setattr__(location, _FILE, file)
+    object.__setattr__(location, _LINE, line)
+    object.__setattr__(location, _COLUMN, column)
+    return location
+
+
+@dataclass(eq=False, repr=False)
+class FastPrinter(Printer):
+    """xDSL's printer, printing each distinct type object once: its text is
+    kept (with the object, so that its `id` stays its own) and reused."""
+
+    _type_texts: dict[int, tuple[Attribute, str]] = field(
+        default_factory=dict[int, tuple[Attribute, str]], init=False
+    )
+
+    def print_string(self, text: str, *, indent: int | None = None) -> None:
+        # xDSL's, for text on one line: written as it is (its `print` call costs
+        # more than the writing, for the ~10 strings of each op).
+        if "\n" in text:
+            return super().print_string(text, indent=indent)
+        self._current_column += len(text)
+        (sys.stdout if self.stream is None else self.stream).write(text)
+
+    def print_attribute(self, attribute: Attribute) -> None:
+        if not isinstance(attribute, TypeAttribute):
+            return super().print_attribute(attribute)
+        if (known := self._type_texts.get(id(attribute))) is None:
+            text = self._text_of(attribute)
+            if "\n" in text:  # indented where it is printed: not reusable
+                return super().print_attribute(attribute)
+            known = self._type_texts[id(attribute)] = (attribute, text)
+        self.print_string(known[1])
+
+    def _text_of(self, attribute: Attribute) -> str:
+        """The text of `attribute` as this printer prints it (nothing printed)."""
+        stream, column, self.stream = self.stream, self._current_column, io.StringIO()
+        try:
+            super().print_attribute(attribute)
+            return self.stream.getvalue()
+        finally:
+            self.stream, self._current_column = stream, column
