@@ -1,14 +1,17 @@
 """GradBench's evals (tests/gradbench/evals.py, the JAX program with only the
 names bound to tidu) timed against JAX in one run.
 
-    python bench/bench_gradbench.py [--repeat 5] [--large]
+    python bench/bench_gradbench.py [--repeat 5] [--large] [--evals ba ht]
 
 For each eval function and input size: the first call (trace, derive and
 compile, then run) and the best of `--repeat` later calls, for tidu and for
 `jax.jit`; ratios ours/JAX. Sizes are GradBench's smallest by default and
 its larger ones with `--large` (ode n=10000 s=100, gmm d=20 k=25, ...);
 particle and saddle (one input each) in their four variants, where JAX
-refuses the ones with reverse mode through a while loop. The
+refuses the ones with reverse mode through a while loop; ba at ba1's sizes
+(one observation repeated, as GradBench's inputs are), ht on synthetic
+hand models (GradBench's are not at hand), "simple" and "complicated".
+`--evals` keeps the rows of the evals named. The
 persistent compilation cache is off (`disk_cache.set_cache_dir(None)`), so
 first calls compile.
 """
@@ -51,6 +54,9 @@ SMALL = [
     ("gmm", "jacobian", lambda: gradbench.gmm_input(2, 5, 1000)),
     ("det", "gradient", lambda: gradbench.det_input(5)),
     ("lstm", "jacobian", lambda: gradbench.lstm_input(2, 1024)),
+    ("ba", "jacobian", lambda: gradbench.ba_input(49, 7776, 31843)),
+    ("ht", "jacobian", lambda: gradbench.ht_input(544, 100, complicated=False)),
+    ("ht", "jacobian", lambda: gradbench.ht_input(544, 100, complicated=True)),
     *NESTED,
 ]
 LARGE = [
@@ -61,6 +67,9 @@ LARGE = [
     ("gmm", "jacobian", lambda: gradbench.gmm_input(20, 25, 1000)),
     ("det", "gradient", lambda: gradbench.det_input(8)),
     ("lstm", "jacobian", lambda: gradbench.lstm_input(4, 4096)),
+    ("ba", "jacobian", lambda: gradbench.ba_input(257, 65132, 225911)),
+    ("ht", "jacobian", lambda: gradbench.ht_input(5000, 10000, complicated=False)),
+    ("ht", "jacobian", lambda: gradbench.ht_input(5000, 10000, complicated=True)),
     *NESTED,
 ]
 
@@ -77,21 +86,34 @@ def timings(evaluation: dict[str, Callable[[Any], Any]], function: str, data: di
     return first, best_time(lambda: evaluation[function](prepared), repeat)
 
 
+def describe(data: dict[str, Any]) -> str:
+    """An input's sizes for its row: its integer fields, its arrays' shapes,
+    or ht's model and correspondences."""
+    if "theta" in data:  # ht
+        vertices = len(data["data"]["model"]["base_positions"])
+        kind = "complicated" if data["us"] else "simple"
+        return f"{kind}, v={vertices}, c={len(data['data']['correspondences'])}"
+    sizes = ", ".join(f"{k}={v}" for k, v in data.items() if isinstance(v, int))
+    return sizes or ", ".join(f"{k}{np.shape(data[k])}" for k in ("x", "sequence") if k in data)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="GradBench's evals, tidu against JAX")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--large", action="store_true")
+    parser.add_argument("--evals", nargs="+", metavar="EVAL", help="only these evals' rows")
     args = parser.parse_args()
     disk_cache.set_cache_dir(None)  # first calls compile
     ours = gradbench.evals(tnp, td, td_special)
     theirs = gradbench.evals(jnp, jax, jax.scipy.special) if jax is not None else None
-    print(f"{'eval':28s} {'first ours':>10s} {'first JAX':>10s} {'run ours':>10s} "
+    print(f"{'eval':44s} {'first ours':>10s} {'first JAX':>10s} {'run ours':>10s} "
           f"{'run JAX':>10s} {'ratio':>6s}")  # fmt: skip
-    for name, function, make_input in progress(LARGE if args.large else SMALL, "gradbench"):
+    rows = [
+        row for row in (LARGE if args.large else SMALL) if not args.evals or row[0] in args.evals
+    ]
+    for name, function, make_input in progress(rows, "gradbench"):
         data = make_input()
-        sizes = ", ".join(f"{k}={v}" for k, v in data.items() if isinstance(v, int))
-        shapes = ", ".join(f"{k}{np.shape(data[k])}" for k in ("x", "sequence") if k in data)
-        label = f"{name}.{function} ({sizes or shapes})"
+        label = f"{name}.{function} ({describe(data)})"
         row = [*timings(ours[name], function, data, args.repeat), float("nan"), float("nan")]
         if theirs is not None:
             try:
@@ -99,7 +121,7 @@ def main() -> None:
             except ValueError as error:  # JAX: no reverse mode through while loops
                 label += " JAX refuses" if "Reverse-mode" in str(error) else " JAX fails"
         row = [row[0], row[2], row[1], row[3]]
-        print(f"{label:28s} {row[0]:10.3f} {row[1]:10.3f} {row[2] * 1e3:8.2f}ms "
+        print(f"{label:44s} {row[0]:10.3f} {row[1]:10.3f} {row[2] * 1e3:8.2f}ms "
               f"{row[3] * 1e3:8.2f}ms {row[2] / row[3]:6.2f}")  # fmt: skip
 
 
