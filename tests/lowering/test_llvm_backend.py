@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from xdsl.utils.exceptions import DiagnosticException
 
+from tidu_mlir.lowering import backend
 from tidu_mlir.lowering.jit import clear_cache, compile_module, parse_module
 
 UNARY = {
@@ -303,3 +304,37 @@ def test_unlowerable_op_is_a_diagnostic():
     body = "    %k = arith.fptoui %x0 : f64 to i64\n    %r = arith.uitofp %k : i64 to f64"
     with pytest.raises(DiagnosticException, match=r"'arith.uitofp' was not lowered"):
         compile_module(module(elementwise("bad", 4, "f64", body)))
+
+
+LOOP_OF_64 = """
+define void @f(ptr noalias %x, ptr noalias %y) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [0, %entry], [%next, %loop]
+  %p = getelementptr double, ptr %x, i64 %i
+  %v = load double, ptr %p
+  %a = fmul double %v, %v
+  %b = fadd double %a, 1.0
+  %c = fdiv double %v, %b
+  %d = fmul double %c, %a
+  %e = fadd double %d, %c
+  %q = getelementptr double, ptr %y, i64 %i
+  store double %e, ptr %q
+  %next = add i64 %i, 1
+  %done = icmp eq i64 %next, 64
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+"""
+
+
+def test_fixed_count_loops_are_not_unrolled_in_full():
+    """The unrolling cap (`backend.UNROLL_THRESHOLD`): a 64-iteration loop
+    of a few operations stays a loop, vectorized (O3's default cost cap
+    unrolls it into 16 vector bodies, which made LLVM the bulk of the compile
+    time of programs with many small loops)."""
+    text = str(backend.optimize(LOOP_OF_64))
+    assert " phi " in text
+    assert 0 < text.count("fdiv <4 x double>") < 16

@@ -28,6 +28,14 @@ from tidu_mlir.lowering.vector_library import use_libmvec
 
 OPT_LEVEL = 3
 
+UNROLL_THRESHOLD = 50
+"""LLVM's cost cap on unrolling a loop (`-unroll-threshold`; O3's default is
+300). Full unrolling of the many small fixed-count loops of tidu's kernels
+was most of the LLVM time of small programs (GradBench llsq's first call
+3.3 -> 0.8 s, gmm d=20 k=25 2.0 -> 1.3 s) and bought nothing at run time;
+big loops keep the vectorizer's interleaving. The option is LLVM's, so it
+holds for the whole process (any other llvmlite user in it included)."""
+
 # LLVM's global state (target registry, option parsing) is not safe to
 # initialize or use for compilation from several threads at once.
 LLVM_LOCK = threading.RLock()
@@ -136,8 +144,10 @@ def optimize(llvm_ir: str) -> llvm.ModuleRef:
 
 @functools.cache
 def _pass_builder() -> llvm.PassBuilder:
-    """The O3 pass builder for the host target, made once: every builder
-    llvmlite creates keeps ~2 KB alive (its instrumentation callbacks)."""
+    """The O3 pass builder for the host target (unrolling capped at
+    `UNROLL_THRESHOLD`), made once: every builder llvmlite creates keeps
+    ~2 KB alive (its instrumentation callbacks)."""
+    llvm.set_option("tidu", f"-unroll-threshold={UNROLL_THRESHOLD}")
     tuning = llvm.create_pipeline_tuning_options(speed_level=OPT_LEVEL)
     tuning.loop_vectorization = True
     tuning.slp_vectorization = True
