@@ -11,6 +11,9 @@ Workloads (float64):
               (`partial(f, A)`), derivatives w.r.t. x only
 * mlp_loss:   the MLP loss of bench_api.py (256x784 input, 784x256 tanh,
               256x10), w.r.t. all four arguments
+* mlp_weights: the same loss w.r.t. the weights only, the data captured (as
+              bench_api.py's mlp_grad differentiates it, and as an optimizer
+              linearizes it)
 Columns: best times (ms) of the primal (jit), of one `f_jvp` call and of one
 `vjp_fn` call; their ratios to the primal (ours, then JAX's `jax.linearize` /
 `jax.vjp` results under `jax.jit`); the residual memory `td.saved_residuals`
@@ -47,6 +50,15 @@ def captured_chain(a: np.ndarray) -> Callable[..., Any]:
         return tanh_chain(x, a, xp)
 
     return chain_of_x
+
+
+def mlp_of_weights(x: np.ndarray, y: np.ndarray) -> Callable[..., Any]:
+    """`mlp_loss` of the weights alone, closing over the data."""
+
+    def loss_of_weights(w1, w2, xp=tnp):
+        return mlp_loss(x, y, w1, w2, xp)
+
+    return loss_of_weights
 
 
 def residual_mb(fn: Callable[..., Any], args: tuple[np.ndarray, ...]) -> float:
@@ -119,6 +131,7 @@ def main() -> None:
         ("tanh_chain", tanh_chain, (x, a)),
         ("tanh_chain_x", captured_chain(big), (x_big,)),
         ("mlp_loss", mlp_loss, mlp_args),
+        ("mlp_weights", mlp_of_weights(*mlp_args[:2]), mlp_args[2:]),
     ]
     for name, fn, args in progress(workloads, "bench_unzip"):
         print(bench(name, fn, args, repeat))
