@@ -132,6 +132,14 @@ CASES: list[tuple[str, str, str]] = [
         ": (tensor<3x3xcomplex<f32>>, tensor<3x1xcomplex<f32>>) -> tensor<3x1xcomplex<f32>>",
     ),
     ("lu", "tensor<4x4xf32>", "%r, %r_1, %r_2 = prim.lu %a : tensor<4x4xf32>"),
+    ("qr", "tensor<2x5x3xf64>", "%r, %r_1 = prim.qr %a : tensor<2x5x3xf64>"),
+    (
+        "qr",
+        "tensor<3x2xcomplex<f32>>",
+        "%r, %r_1 = prim.qr %a, full_matrices : tensor<3x2xcomplex<f32>>",
+    ),
+    ("eigh", "tensor<2x3x3xcomplex<f64>>", "%r, %r_1 = prim.eigh %a : tensor<2x3x3xcomplex<f64>>"),
+    ("svd", "tensor<5x3xf32>", "%r, %r_1, %r_2 = prim.svd %a, full_matrices : tensor<5x3xf32>"),
     ("reshape", "tensor<2x3xf64>", "prim.reshape %a : tensor<2x3xf64> -> tensor<3x2xf64>"),
     (
         "transpose",

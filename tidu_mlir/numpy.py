@@ -1588,7 +1588,8 @@ def _squared_magnitude(x: Tracer) -> Tracer:
 
 def _norm(x: Any, ord: Any, axis: Any, keepdims: bool) -> Tracer:  # noqa: A002
     """Vector norms (ord None/2, 1, inf, -inf, 0, other p) and matrix norms
-    (None/'fro', 1, -1, inf, -inf) of a tracer."""
+    (None/'fro', 'nuc', 1, -1, 2, -2, inf, -inf: the singular values' ones by
+    `prim.svd`) of a tracer."""
     x = _float(x)
     if axis is None:
         if ord is None:
@@ -1634,9 +1635,11 @@ def _matrix_norm(x: Tracer, magnitude: Tracer, ord: Any, row: int, column: int) 
         sums = sum(magnitude, axis=summed)
         other -= other > summed
         return max(sums, axis=other) if ord > 0 else min(sums, axis=other)
+    if ord in (2, -2, "nuc"):
+        s = _svd(moveaxis(x, (row, column), (-2, -1)), compute_uv=False)
+        return sum(s, axis=-1) if ord == "nuc" else max(s, axis=-1) if ord == 2 else min(s, axis=-1)
     raise ValueError(
-        f"tnp.linalg.norm: matrix norm ord={ord!r} needs singular values, which tidu does "
-        "not compute (supported: None, 'fro', 1, -1, inf, -inf)"
+        f"Invalid norm order {ord!r} for matrices (None, 'fro', 'nuc', 1, -1, 2, -2, inf, -inf)"
     )
 
 
@@ -2133,6 +2136,18 @@ class IndexUpdateRef:
 # --------------------------------------------------------------------------
 
 
+def _matrices(name: str, a: Any) -> Any:
+    """`a` as an inexact array (traced or not) of (a batch of) matrices, else
+    LinAlgError naming the shape (numpy's error)."""
+    matrices = astype(a if isinstance(a, Tracer) else np.asarray(a), _inexact_dtype(a))
+    if matrices.ndim < 2:
+        raise np.linalg.LinAlgError(
+            f"{name}: {matrices.ndim}-dimensional array given, array must be at least "
+            f"two-dimensional, got shape {matrices.shape}"
+        )
+    return matrices
+
+
 def _square(name: str, a: Any) -> Any:
     """`a` as an inexact array (traced or not) of (a batch of) square matrices,
     else LinAlgError naming the shape (numpy's error)."""
@@ -2171,6 +2186,20 @@ def _checked(x: Any, ok: Any, message: str) -> Any:
         return prim.CheckOp.reference(ok, x, message=text)
     checked = prim.CheckOp(_as_tracer(trace, ok).value, _as_tracer(trace, x).value, text)
     return emit(trace, checked)
+
+
+def _emit_checked(op: prim.PrimOp, trace: Trace, values: int, message: str) -> tuple[Tracer, ...]:
+    """`op`'s results (emitted in `trace`), each through a check that its result
+    number `values` (eigenvalues, singular values: NaNs where LAPACK failed) is
+    finite, raising LinAlgError(message)."""
+    results = tuple(Tracer(value, trace) for value in trace.emit(op).results)
+    finite = all(isfinite(results[values]))
+    return tuple(_checked(r, finite, message) for r in results)
+
+
+def _mH(x: Any) -> Tracer:
+    """The conjugate transposes of the matrices of `x`."""
+    return conj(swapaxes(x, -1, -2))
 
 
 @_numpy_when_concrete(prim.LuOp.reference)
@@ -2252,27 +2281,193 @@ def _cholesky(a: Any) -> Tracer:
     """numpy.linalg.cholesky: the lower factor `L`, `a = L Lᴴ`, of the Hermitian part
     `(a + aᴴ)/2` (JAX's; numpy reads the lower triangle: the same for Hermitian
     `a`). LinAlgError at run time when it is not positive definite."""
-    matrices = _square("cholesky", a)
-    hermitian = (matrices + conj(swapaxes(matrices, -1, -2))) * 0.5
-    factor = emit(matrices.trace, prim.CholeskyOp(hermitian.value))
+    hermitian = _hermitian_part("cholesky", a)
+    factor = emit(hermitian.trace, prim.CholeskyOp(hermitian.value))
     finite = all(isfinite(real(diagonal(factor, 0, -2, -1))))
     return _checked(factor, finite, "Matrix is not positive definite")
 
 
+_QR_MODES = ("reduced", "complete", "r")
+
+
+@_numpy_when_concrete(np.linalg.qr)
+def _qr(a: Any, mode: str = "reduced") -> Any:
+    """numpy.linalg.qr: `(q, r)` with `a = q r` (Householder: LAPACK's `geqrf`,
+    numpy's signs), `q` `m×k` with orthonormal columns, `r` `k×n` upper
+    triangular, `k = min(m, n)` for mode 'reduced', `m` for 'complete'; mode
+    'r' gives `r` alone. Differentiable in every mode (JAX's rules)."""
+    if mode not in _QR_MODES:
+        raise ValueError(f"qr: unrecognized mode '{mode}' (one of {', '.join(_QR_MODES)})")
+    matrices = _matrices("qr", a)
+    op = matrices.trace.emit(prim.QrOp(matrices.value, full_matrices=mode == "complete"))
+    q, r = (Tracer(v, matrices.trace) for v in op.results)
+    return r if mode == "r" else (q, r)
+
+
+def _hermitian_part(name: str, a: Any) -> Tracer:
+    """`(a + aᴴ)/2` of `a`'s square matrices (JAX's `symmetrize_input`)."""
+    matrices = _square(name, a)
+    return (matrices + _mH(matrices)) * 0.5
+
+
+@_numpy_when_concrete(np.linalg.eigh)
+def _eigh(a: Any, UPLO: str = "L") -> tuple[Tracer, Tracer]:  # noqa: N803
+    """numpy.linalg.eigh: `(w, v)`, the eigenvalues (real, ascending) and the
+    eigenvectors (columns) of the Hermitian part `(a + aᴴ)/2` (JAX's; numpy reads
+    the `UPLO` triangle: the same for Hermitian `a`), by LAPACK's `syevd`/`heevd`.
+    LinAlgError at run time when the iteration does not converge."""
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"eigh: UPLO argument must be 'L' or 'U', got {UPLO!r}")
+    hermitian = _hermitian_part("eigh", a)
+    op = prim.EighOp(hermitian.value)
+    w, v = _emit_checked(op, hermitian.trace, 0, "Eigenvalues did not converge")
+    return w, v
+
+
+@_numpy_when_concrete(np.linalg.eigvalsh)
+def _eigvalsh(a: Any, UPLO: str = "L") -> Tracer:  # noqa: N803
+    """numpy.linalg.eigvalsh: the eigenvalues of `eigh` alone."""
+    return _eigh(a, UPLO)[0]
+
+
+@_numpy_when_concrete(np.linalg.svd)
+def _svd(
+    a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False
+) -> Any:
+    """numpy.linalg.svd: `(u, s, vh)` with `a = u diag(s) vh` (LAPACK's
+    `gesdd`), `s` real and descending; `u` `m×m` and `vh` `n×n` with
+    `full_matrices` (numpy's default: not differentiable for a non-square
+    matrix, as in JAX), else `m×k` and `k×n`; `s` alone without `compute_uv`
+    (always differentiable). `hermitian` is accepted and changes nothing (the
+    same decomposition up to the signs of the singular vectors). LinAlgError
+    at run time when it does not converge."""
+    del hermitian
+    matrices = _matrices("svd", a)
+    op = prim.SvdOp(matrices.value, full_matrices=full_matrices and compute_uv)
+    u, s, vh = _emit_checked(op, matrices.trace, 1, "SVD did not converge")
+    return (u, s, vh) if compute_uv else s
+
+
+def _inverted_singular_values(s: Tracer, ratio: Any) -> tuple[Tracer, Tracer]:
+    """`(1/s, kept)` for the singular values `s` `[..., k]` above `ratio` times
+    their largest (numpy's cutoff), 0 for the others."""
+    cutoff = expand_dims(np.asarray(ratio), -1) * max(s, axis=-1, keepdims=True)
+    kept = s > cutoff
+    return where(kept, 1.0 / where(kept, s, 1.0), 0.0), kept
+
+
+_UNSET: Any = object()
+"""`pinv`'s `rtol` not given (numpy's `_NoValue`)."""
+
+
+def _pinv_ratio(rcond: Any, rtol: Any, matrices: Tracer) -> Any:
+    """numpy's cutoff ratio of `pinv`: `rcond`, else `rtol` (None: `max(m, n)·eps`),
+    else 1e-15."""
+    if rcond is not None:
+        if rtol is not _UNSET:
+            raise ValueError("pinv: `rtol` and `rcond` can't be both set")
+        return rcond
+    if rtol is _UNSET:
+        return 1e-15
+    if rtol is None:
+        return builtins.max(matrices.shape[-2:]) * np.finfo(matrices.dtype).eps
+    return rtol
+
+
+@_numpy_when_concrete(np.linalg.pinv)
+def _pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _UNSET) -> Tracer:
+    """numpy.linalg.pinv: `V diag(1/s) Uᴴ` from `svd`, the singular values at or
+    below `rcond` times the largest dropped (numpy's default 1e-15; `rtol=None`:
+    `max(m, n)·eps`). `rcond`/`rtol` are concrete; `hermitian` changes nothing."""
+    del hermitian
+    matrices = _matrices("pinv", a)
+    u, s, vh = _svd(matrices, full_matrices=False)
+    inverse, _ = _inverted_singular_values(s, _pinv_ratio(rcond, rtol, matrices))
+    return matmul(_mH(vh) * expand_dims(inverse, -2).astype(matrices.dtype), _mH(u))
+
+
+@_numpy_when_concrete(np.linalg.lstsq)
+def _lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Tracer, Any, Tracer, Tracer]:
+    """numpy.linalg.lstsq: `(x, residuals, rank, s)` minimizing `|b - a x|` by
+    `svd` (singular values at or below `rcond` times the largest dropped:
+    `max(m, n)·eps` by default, machine eps for a negative `rcond`); `rank` an
+    int32 array. `residuals` (the squared column norms of `b - a x`) has shape
+    `(k,)` when `m > n`, else `(0,)`: numpy's also empty when `rank < n` (a
+    run-time value here, JAX's `numpy_resid=False`)."""
+    matrix = _matrices("lstsq", a)
+    if matrix.ndim != 2:
+        raise np.linalg.LinAlgError(f"lstsq: a must be two-dimensional, got shape {matrix.shape}")
+    dtype = _inexact_dtype(a, b)
+    matrix = astype(matrix, dtype)
+    rhs = astype(b if isinstance(b, Tracer) else np.asarray(b), dtype)
+    m, n = matrix.shape
+    if rhs.ndim not in (1, 2) or rhs.shape[0] != m:
+        raise np.linalg.LinAlgError(
+            f"lstsq: incompatible dimensions: a of shape {matrix.shape}, b of shape {rhs.shape} "
+            f"(expected ({m},) or ({m}, k))"
+        )
+    columns = rhs if rhs.ndim == 2 else expand_dims(rhs, -1)
+    eps = float(np.finfo(dtype).eps)
+    ratio = builtins.max(m, n) * eps if rcond is None else eps if rcond < 0 else rcond
+    u, s, vh = _svd(matrix, full_matrices=False)
+    inverse, kept = _inverted_singular_values(s, ratio)
+    x = matmul(_mH(vh), expand_dims(inverse, -1).astype(dtype) * matmul(_mH(u), columns))
+    real_dtype = np.finfo(dtype).dtype
+    residuals = np.zeros(0, real_dtype)
+    if m > n:
+        residuals = sum(_squared_magnitude(columns - matmul(matrix, x)), axis=0)
+    rank = astype(sum(astype(kept, np.int32)), np.int32)
+    return (x if rhs.ndim == 2 else x[:, 0]), residuals, rank, s
+
+
+@_numpy_when_concrete(np.linalg.matrix_power)
+def _matrix_power(a: Any, n: int) -> Any:
+    """numpy.linalg.matrix_power: `a` to the integer power `n` by repeated
+    squaring at trace time (`inv(a)` for a negative `n`, the identity for 0)."""
+    if not isinstance(n, int | np.integer):
+        raise TypeError(f"matrix_power: exponent must be an integer, got {n!r}")
+    matrices = a if isinstance(a, Tracer) else np.asarray(a)
+    if matrices.ndim < 2 or matrices.shape[-1] != matrices.shape[-2]:
+        raise np.linalg.LinAlgError(
+            f"matrix_power: the last 2 dimensions of the array must be square, got shape "
+            f"{matrices.shape}"
+        )
+    if n == 0:
+        identity = np.eye(matrices.shape[-1], dtype=matrices.dtype)
+        return np.broadcast_to(identity, matrices.shape).copy()
+    power = _inv(matrices) if n < 0 else matrices
+    remaining, result = builtins.abs(int(n)), None
+    while True:  # the exponent's bits, lowest first
+        if remaining & 1:
+            result = power if result is None else matmul(result, power)
+        remaining >>= 1
+        if not remaining:
+            return result
+        power = matmul(power, power)
+
+
 class _Linalg:
     """numpy.linalg's names that tidu has: `norm`, `solve`, `inv`, `det`,
-    `slogdet`, `cholesky`."""
+    `slogdet`, `cholesky`, `qr`, `eigh`, `eigvalsh`, `svd`, `pinv`, `lstsq`,
+    `matrix_power`."""
 
     solve = staticmethod(_solve)
     inv = staticmethod(_inv)
     det = staticmethod(_det)
     slogdet = staticmethod(_slogdet)
     cholesky = staticmethod(_cholesky)
+    qr = staticmethod(_qr)
+    eigh = staticmethod(_eigh)
+    eigvalsh = staticmethod(_eigvalsh)
+    svd = staticmethod(_svd)
+    pinv = staticmethod(_pinv)
+    lstsq = staticmethod(_lstsq)
+    matrix_power = staticmethod(_matrix_power)
 
     @staticmethod
     def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A002
         """numpy.linalg.norm: vector norms (None/2, 1, inf, -inf, 0, p) and matrix
-        norms (None/'fro', 1, -1, inf, -inf; not 2, -2, 'nuc')."""
+        norms (None/'fro', 'nuc', 1, -1, 2, -2, inf, -inf)."""
         if _find_trace((x,)) is None:
             return _numpy_norm(x, ord, axis, keepdims)
         return _norm(x, ord, axis, keepdims)

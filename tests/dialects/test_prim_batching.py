@@ -222,6 +222,18 @@ CASES: dict[type[PrimOp], list[Sample]] = {
         ),
     ],
     prim.LuOp: [Sample(prim.LuOp, [("f32", (2, 4, 4))])],
+    prim.QrOp: [
+        Sample(prim.QrOp, [("f64", (2, 4, 3))]),
+        Sample(lambda a: prim.QrOp(a, full_matrices=True), [("c128", (2, 3))]),
+    ],
+    prim.EighOp: [
+        Sample(prim.EighOp, [("f64", (3, 3))]),
+        Sample(prim.EighOp, [("c64", (2, 3, 3))]),
+    ],
+    prim.SvdOp: [
+        Sample(prim.SvdOp, [("f64", (4, 3))]),
+        Sample(lambda a: prim.SvdOp(a, full_matrices=True), [("c128", (2, 2, 3))]),
+    ],
     prim.IotaOp: [Sample(lambda: prim.IotaOp(TensorType(i64, [2, 3]), 1), [])],
     prim.GatherOp: [
         Sample(lambda x, i: prim.GatherOp(x, i, 1), [("c128", (2, 4, 3)), ("i32", (2, 3))]),

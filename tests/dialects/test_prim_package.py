@@ -69,8 +69,17 @@ def test_contractions_and_reductions_are_saved_not_recomputed() -> None:
     expensive = {k for k in prim.PRIM_OPS if not k.get_trait(RecomputeCost).cheap}
     loops = {prim.ScanOp, prim.CondOp, prim.WhileOp, prim.RecordWhileOp}  # their regions'
     arg_ops = {prim.ArgMaxOp, prim.ArgMinOp, prim.ArgsortOp}  # reductions and a sort
-    linalg = {prim.CholeskyOp, prim.TriangularSolveOp, prim.LuOp}  # O(n³) per matrix
-    expected = {prim.DotGeneralOp, prim.ReduceSumOp, prim.ReduceMaxOp, *arg_ops, *loops, *linalg}
+    linalg = {prim.CholeskyOp, prim.TriangularSolveOp, prim.LuOp, prim.QrOp}  # O(n³) per matrix
+    spectral = {prim.EighOp, prim.SvdOp}
+    expected = {
+        prim.DotGeneralOp,
+        prim.ReduceSumOp,
+        prim.ReduceMaxOp,
+        *arg_ops,
+        *loops,
+        *linalg,
+        *spectral,
+    }
     assert expensive == expected
 
 
@@ -231,6 +240,9 @@ CASES: dict[type[PrimOp], tuple[Build, Sequence[np.ndarray], dict[str, Any]]] = 
         {"lower": True, "transpose_a": False, "conjugate_a": False, "unit_diagonal": False},
     ),
     prim.LuOp: (prim.LuOp, (SPD,), {}),
+    prim.QrOp: (lambda a: prim.QrOp(a, full_matrices=True), (X23,), {"full_matrices": True}),
+    prim.EighOp: (prim.EighOp, (SPD,), {}),
+    prim.SvdOp: (lambda a: prim.SvdOp(a, full_matrices=True), (X23,), {"full_matrices": True}),
     prim.SliceOp: (
         lambda x: prim.SliceOp(x, [0, 1], [2, 3], [1, 2]),
         (X23,),

@@ -1,9 +1,11 @@
 """Structural tests of the individual conversions to the `llvm` dialect."""
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import llvm
 from xdsl.utils.exceptions import DiagnosticException
 
+import tidu_mlir as td
 from tidu_mlir.lowering import LOWERING_PASSES
 from tidu_mlir.lowering.jit import parse_module
 from tidu_mlir.lowering.pipeline import LLVM_LOWERING_PIPELINE, lower_to_llvm_dialect
@@ -97,3 +99,15 @@ def test_dynamic_memref_is_rejected_with_a_diagnostic():
         assert "static strides and offset" in str(error)
     else:
         raise AssertionError("expected a diagnostic")
+
+
+def test_constant_outputs_of_different_shapes_compile_together():
+    """Each output copied from its own global: the globals' addresses reach
+    `llvm.memcpy` as opaque pointers (xDSL typed them by the first global,
+    `[2 x double]*`, and refused the second)."""
+    first, second, third = td.jit(lambda x: [np.arange(2.0), np.eye(3), np.arange(7.0) * 2])(
+        np.ones(2)
+    )
+    np.testing.assert_array_equal(first, np.arange(2.0))
+    np.testing.assert_array_equal(second, np.eye(3))
+    np.testing.assert_array_equal(third, np.arange(7.0) * 2)

@@ -477,7 +477,21 @@ def _linalg_function(name: str) -> Callable[..., Any]:
 
 
 linalg = types.SimpleNamespace(
-    **{name: _linalg_function(name) for name in ("solve", "inv", "det", "slogdet", "cholesky")}
+    **{
+        name: _linalg_function(name)
+        for name in (
+            "solve",
+            "inv",
+            "det",
+            "slogdet",
+            "cholesky",
+            "qr",
+            "eigh",
+            "eigvalsh",
+            "svd",
+            "pinv",
+        )
+    }
 )
 """`tnp.linalg`'s functions of arrays on tensors: `functions.linalg.solve(a, b)`, ..."""
 

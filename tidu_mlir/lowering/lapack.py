@@ -1,9 +1,13 @@
-"""cholesky, triangular_solve and lu as calls to the LAPACK in numpy's OpenBLAS.
+"""cholesky, triangular_solve, lu, qr, eigh and svd as calls to the LAPACK in
+numpy's OpenBLAS.
 
 numpy's `scipy_openblas64_` (`blas.openblas`) exports LAPACKE and CBLAS with
-64-bit integers: `scipy_LAPACKE_?potrf_work64_`, `scipy_LAPACKE_?getrf_work64_`
-and `scipy_cblas_?trsm64_`, `?` one of s, d, c, z (f32, f64, complex<f32>,
-complex<f64>). The `_work` entry points skip LAPACKE's NaN scan of the input.
+64-bit integers: `scipy_LAPACKE_?potrf_work64_`, `scipy_LAPACKE_?getrf_work64_`,
+`scipy_cblas_?trsm64_`, `scipy_LAPACKE_?geqrf64_`, ... (`_ROUTINES`), `?` one
+of s, d, c, z (f32, f64, complex<f32>, complex<f64>). The `_work` entry points
+skip LAPACKE's NaN scan of the input; the others (qr, eigh, svd: no
+workspace to size) answer a NaN in it with `info < 0`, and their results
+are then NaNs.
 Each op's buffers arrive viewed as `[batch, n, n]` (or `[batch, n, k]`); a loop
 over the batch calls the routine once per matrix, at a pointer offset.
 
@@ -14,10 +18,18 @@ Our buffers are row-major, LAPACK's matrices column-major:
   upper factor, read row-major, is `L` (no copy). The untouched strict upper
   triangle is then zeroed; a matrix that is not positive definite (`info > 0`)
   is filled with NaNs.
-* getrf: LAPACKE's row-major layout (it factors a transposed copy and
-  transposes back); the 1-based i64 pivots are made 0-based i32 and replayed
-  on the identity to give the permutation.
-* trsm: CBLAS takes row-major operands as they are.
+* getrf: the operand is copied transposed into the result buffer, which
+  then holds the matrix column-major, factored in place (LAPACK's own layout,
+  no LAPACKE copies: its row-major layout transposes into and out of a
+  temporary of its own) and transposed back in place; the 1-based i64 pivots
+  are made 0-based i32 and replayed on the identity to give the permutation.
+* geqrf, orgqr/ungqr: LAPACKE's row-major layout (see `emit_qr`).
+* syevd/heevd: LAPACKE's row-major layout, `uplo = 'L'` (the lower triangle
+  of the row-major matrix), on a copy in the eigenvector buffer.
+* gesdd: LAPACKE's row-major layout on a copy of the operand (a scratch
+  buffer), `jobz = 'A'` (full matrices) or `'S'`.
+* trsm: CBLAS takes row-major operands as they are; one right-hand side is a
+  `trsv` (a third of `trsm`'s time for n = 1000).
 """
 
 from __future__ import annotations
@@ -26,7 +38,7 @@ import functools
 from collections.abc import Callable, Sequence
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects import llvm as llvm_dialect
 from xdsl.dialects.builtin import (
     IndexType,
@@ -37,7 +49,8 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint
 
 from tidu_mlir.dialects import prim
 from tidu_mlir.lowering.blas import (
@@ -50,7 +63,14 @@ from tidu_mlir.lowering.blas import (
 from tidu_mlir.lowering.common import call_external
 from tidu_mlir.lowering.loops import Buffer, Index, LoopBuilder
 
-LINALG_OPS: tuple[type[Operation], ...] = (prim.CholeskyOp, prim.TriangularSolveOp, prim.LuOp)
+LINALG_OPS: tuple[type[Operation], ...] = (
+    prim.CholeskyOp,
+    prim.TriangularSolveOp,
+    prim.LuOp,
+    prim.QrOp,
+    prim.EighOp,
+    prim.SvdOp,
+)
 """The ops lowered to LAPACK/CBLAS calls."""
 
 MatrixBody = Callable[[Builder, SSAValue], None]
@@ -62,7 +82,18 @@ _ROUTINES = {
     "potrf": "scipy_LAPACKE_{}potrf_work64_",
     "getrf": "scipy_LAPACKE_{}getrf_work64_",
     "trsm": "scipy_cblas_{}trsm64_",
+    "trsv": "scipy_cblas_{}trsv64_",
+    "geqrf": "scipy_LAPACKE_{}geqrf64_",
+    "orgqr": "scipy_LAPACKE_{}orgqr64_",
+    "ungqr": "scipy_LAPACKE_{}ungqr64_",
+    "syevd": "scipy_LAPACKE_{}syevd64_",
+    "heevd": "scipy_LAPACKE_{}heevd64_",
+    "gesdd": "scipy_LAPACKE_{}gesdd64_",
 }
+"""The `_work` entry points where the workspace is known (none needed), else
+LAPACKE's allocating ones (their NaN scan of the input answers `info < 0`)."""
+_CBLAS = frozenset({"trsm", "trsv"})
+"""The routines without a result (CBLAS's)."""
 _ROW_MAJOR, _COL_MAJOR = 101, 102
 _LEFT, _UPPER, _LOWER = 141, 121, 122
 _NO_TRANS, _TRANS, _CONJ_TRANS = 111, 112, 113
@@ -125,23 +156,43 @@ class MatrixCalls:
 
     def call(self, b: Builder, routine: str, args: list[SSAValue]) -> func.CallOp:
         """Call `routine` for this element type (LAPACKE's return an i64 `info`)."""
-        results = [] if routine == "trsm" else [i64]
+        results = [] if routine in _CBLAS else [i64]
         return call_external(self.module, b, symbol(routine, self.element), args, results)
+
+
+def scratch_types(op: Operation) -> list[TensorType]:
+    """The scratch buffers `emit_linalg` takes after `op`'s results: lu's i64
+    pivots (LAPACK's, 1-based), qr's Householder scalars `tau`, a copy of
+    svd's operand (`gesdd` overwrites it)."""
+    shape = prim.shape_of(op.operands[0])
+    if isinstance(op, prim.LuOp):
+        return [TensorType(i64, shape[:-1])]
+    if isinstance(op, prim.QrOp):
+        element = prim.element_type_of(op.operands[0].type)
+        return [TensorType(element, [*shape[:-2], min(shape[-2:])])]
+    if isinstance(op, prim.SvdOp):
+        return [prim.tensor_type_of(op.operands[0])]
+    return []
 
 
 def emit_linalg(
     calls: MatrixCalls, op: Operation, operands: Sequence[Buffer], results: Sequence[Buffer]
 ) -> None:
     """The calls computing `op` (one of `LINALG_OPS`) from `operands` into
-    `results`, buffers of `[batch, ...]` (lu: a last, i64 `[batch, n]` scratch
-    buffer for LAPACK's pivots)."""
+    `results`, buffers of `[batch, ...]`, followed by the `scratch_types` ones."""
     if isinstance(op, prim.CholeskyOp):
         emit_cholesky(calls, operands[0], results[0])
     elif isinstance(op, prim.TriangularSolveOp):
         emit_triangular_solve(calls, operands[0], operands[1], results[0], op.flags())
-    else:
-        assert isinstance(op, prim.LuOp)
+    elif isinstance(op, prim.LuOp):
         emit_lu(calls, operands[0], results[:3], results[3])
+    elif isinstance(op, prim.QrOp):
+        emit_qr(calls, operands[0], results[:2], results[2])
+    elif isinstance(op, prim.EighOp):
+        emit_eigh(calls, operands[0], results[0], results[1])
+    else:
+        assert isinstance(op, prim.SvdOp)
+        emit_svd(calls, operands[0], results[:3], results[3], op.flags()["full_matrices"])
 
 
 def emit_cholesky(calls: MatrixCalls, operand: Buffer, out: Buffer) -> None:
@@ -187,25 +238,38 @@ def _mask_factor(calls: MatrixCalls, b: Builder, out: Buffer, idx: Index, failed
 def emit_triangular_solve(
     calls: MatrixCalls, a: Buffer, rhs: Buffer, out: Buffer, flags: dict[str, bool]
 ) -> None:
-    """`out` = op(a)⁻¹ rhs per matrix, by `trsm` in place on a copy of `rhs`."""
+    """`out` = op(a)⁻¹ rhs per matrix, by `trsm` (`trsv` for one column) in
+    place on a copy of `rhs`."""
     b = calls.b
     b.insert(memref.CopyOp(rhs.ref, out.ref))
     batch, n, k = out.shape
     trans = _TRANS_FLAGS[flags["transpose_a"], flags["conjugate_a"]]
-    alpha = _one(calls)
+    uplo = _LOWER if flags["lower"] else _UPPER
+    diag = _UNIT if flags["unit_diagonal"] else _NON_UNIT
     a_base, out_base = calls.pointer(a), calls.pointer(out)
 
-    def body(bb: Builder, iv: SSAValue) -> None:
+    def trsv(bb: Builder, iv: SSAValue) -> None:
         args = [
-            *int_consts(bb, i32, _ROW_MAJOR, _LEFT, _LOWER if flags["lower"] else _UPPER, trans),
-            int_const(bb, _UNIT if flags["unit_diagonal"] else _NON_UNIT, i32),
+            *int_consts(bb, i32, _ROW_MAJOR, uplo, trans, diag), int_const(bb, n, i64),
+            calls.matrix(bb, a_base, a, iv), _leading(bb, n),
+            calls.matrix(bb, out_base, out, iv), int_const(bb, 1, i64),
+        ]  # fmt: skip
+        calls.call(bb, "trsv", args)
+
+    def trsm(bb: Builder, iv: SSAValue) -> None:
+        args = [
+            *int_consts(bb, i32, _ROW_MAJOR, _LEFT, uplo, trans, diag),
             *int_consts(bb, i64, n, k), alpha,
             calls.matrix(bb, a_base, a, iv), _leading(bb, n),
             calls.matrix(bb, out_base, out, iv), _leading(bb, k),
         ]  # fmt: skip
         calls.call(bb, "trsm", args)
 
-    calls.per_matrix(batch, body)
+    if k == 1:
+        calls.per_matrix(batch, trsv)
+        return
+    alpha = _one(calls)
+    calls.per_matrix(batch, trsm)
 
 
 def _one(calls: MatrixCalls) -> SSAValue:
@@ -222,26 +286,55 @@ def _one(calls: MatrixCalls) -> SSAValue:
 def emit_lu(
     calls: MatrixCalls, operand: Buffer, results: Sequence[Buffer], scratch: Buffer
 ) -> None:
-    """`results` = (packed LU, pivots, permutation) of `operand`'s matrices;
-    `scratch` (i64, `[batch, n]`) receives LAPACK's pivots."""
-    b, lb = calls.b, calls.lb
+    """`results` = (packed LU, pivots, permutation) of `operand`'s matrices,
+    each copied transposed into `lu`, factored column-major there and
+    transposed back; `scratch` (i64, `[batch, n]`) receives LAPACK's pivots."""
+    lb = calls.lb
     lu, pivots, permutation = results
-    b.insert(memref.CopyOp(operand.ref, lu.ref))
     batch, n, _ = lu.shape
     base, ipiv_base = calls.pointer(lu), calls.pointer(scratch)
 
     def body(bb: Builder, iv: SSAValue) -> None:
+        lb.nest(bb, [n, n], lambda inner, ij: _copy_transposed(lb, inner, operand, lu, [iv, *ij]))
         args = [
-            int_const(bb, _ROW_MAJOR, i32), *int_consts(bb, i64, n, n),
+            int_const(bb, _COL_MAJOR, i32), *int_consts(bb, i64, n, n),
             calls.matrix(bb, base, lu, iv), _leading(bb, n),
             offset_pointer(bb, ipiv_base, iv, n, i64),
         ]  # fmt: skip
         calls.call(bb, "getrf", args)
+        _transpose_in_place(lb, bb, lu, iv, n)
         lb.nest(bb, [n], lambda inner, i: _store_pivot(inner, scratch, pivots, iv, i[0]))
         lb.nest(bb, [n], lambda inner, i: _store_identity(inner, permutation, iv, i[0]))
         lb.nest(bb, [n], lambda inner, i: _swap(inner, pivots, permutation, iv, i[0]))
 
     calls.per_matrix(batch, body)
+
+
+def _copy_transposed(
+    lb: LoopBuilder, b: Builder, source: Buffer, target: Buffer, idx: Index
+) -> None:
+    """target[iv, j, i] = source[iv, i, j] (`idx` = [iv, i, j])."""
+    iv, i, j = idx
+    lb.store(b, target, [iv, j, i], lb.load(b, source, idx))
+
+
+def _transpose_in_place(lb: LoopBuilder, b: Builder, buffer: Buffer, iv: SSAValue, n: int) -> None:
+    """Transpose the n×n matrix `iv` of `buffer` in place: swap `[i, j]` and
+    `[j, i]` for every `j > i` (an inner loop from `i + 1`)."""
+
+    def row(bb: Builder, ivs: Index) -> None:
+        (i,) = ivs
+        block = Block(arg_types=[IndexType()])
+        start = lb.affine(bb, i, 1, 1)
+        bb.insert(scf.ForOp(start, lb.index(n), lb.index(1), [], block))
+        inner = Builder(InsertPoint.at_end(block))
+        j = block.args[0]
+        upper, lower = lb.load(inner, buffer, [iv, i, j]), lb.load(inner, buffer, [iv, j, i])
+        lb.store(inner, buffer, [iv, i, j], lower)
+        lb.store(inner, buffer, [iv, j, i], upper)
+        inner.insert(scf.YieldOp())
+
+    lb.nest(b, [n], row)
 
 
 def _store_pivot(b: Builder, scratch: Buffer, pivots: Buffer, iv: SSAValue, i: SSAValue) -> None:
@@ -266,3 +359,150 @@ def _swap(b: Builder, pivots: Buffer, permutation: Buffer, iv: SSAValue, i: SSAV
     second = b.insert(memref.LoadOp.get(permutation.ref, [iv, j])).res
     b.insert(memref.StoreOp.get(second, permutation.ref, [iv, i]))
     b.insert(memref.StoreOp.get(first, permutation.ref, [iv, j]))
+
+
+def emit_qr(calls: MatrixCalls, operand: Buffer, results: Sequence[Buffer], tau: Buffer) -> None:
+    """`results` = (q, r) of `operand`'s matrices: `geqrf` on a copy, `r` its
+    upper triangle, `q` from its reflectors by `orgqr`/`ungqr` (LAPACKE's
+    row-major layout). Factored in `q` (its first `n` columns, the others
+    zeroed) when `q` is at least as wide as `a`, else in `r` (`m < n`: `q` is
+    `m×m`, copied from `r`'s first columns). NaNs where LAPACKE fails."""
+    b, lb = calls.b, calls.lb
+    q, r = results
+    batch, m, n = operand.shape
+    k = q.shape[-1]
+    reflectors = min(m, n)
+    factored = q if k >= n else r
+    if k < n:
+        b.insert(memref.CopyOp(operand.ref, r.ref))
+    base, tau_base, q_base = calls.pointer(factored), calls.pointer(tau), calls.pointer(q)
+    generate = "ungqr" if calls.parts == 2 else "orgqr"
+
+    def body(bb: Builder, iv: SSAValue) -> None:
+        if k >= n:
+            lb.nest(bb, [m, n], lambda inner, ij: _copy(lb, inner, operand, q, [iv, *ij]))
+            lb.nest(bb, [m, k - n], lambda inner, ij: _zero_column(calls, inner, q, iv, ij, n))
+        tau_pointer = offset_pointer(bb, tau_base, iv, reflectors * calls.parts, calls.real)
+        args = [
+            int_const(bb, _ROW_MAJOR, i32), *int_consts(bb, i64, m, n),
+            calls.matrix(bb, base, factored, iv), _leading(bb, factored.shape[-1]), tau_pointer,
+        ]  # fmt: skip
+        factor_info = calls.call(bb, "geqrf", args).res[0]
+        if k < n:  # the reflectors, before r's lower triangle is zeroed
+            lb.nest(bb, [m, m], lambda inner, ij: _copy(lb, inner, r, q, [iv, *ij]))
+        lb.nest(bb, [k, n], lambda inner, ij: _upper(calls, inner, factored, r, [iv, *ij]))
+        args = [
+            int_const(bb, _ROW_MAJOR, i32), *int_consts(bb, i64, m, k, reflectors),
+            calls.matrix(bb, q_base, q, iv), _leading(bb, k), tau_pointer,
+        ]  # fmt: skip
+        generate_info = calls.call(bb, generate, args).res[0]
+        failed = bb.insert(arith.OrIOp(factor_info, generate_info)).result
+        _nan_if_failed(calls, bb, failed, [q, r], iv)
+
+    calls.per_matrix(batch, body)
+
+
+def emit_eigh(calls: MatrixCalls, operand: Buffer, values: Buffer, vectors: Buffer) -> None:
+    """`values` (ascending) and `vectors` (columns) of the Hermitian matrices
+    made of `operand`'s lower triangles: `syevd`/`heevd` in place on a copy in
+    `vectors`; NaNs where it fails (no convergence, or NaNs in the input)."""
+    b = calls.b
+    b.insert(memref.CopyOp(operand.ref, vectors.ref))
+    batch, n, _ = vectors.shape
+    base, values_base = calls.pointer(vectors), calls.pointer(values)
+    routine = "heevd" if calls.parts == 2 else "syevd"
+
+    def body(bb: Builder, iv: SSAValue) -> None:
+        args = [
+            int_const(bb, _ROW_MAJOR, i32), *int_consts(bb, i8, ord("V"), ord("L")),
+            int_const(bb, n, i64), calls.matrix(bb, base, vectors, iv), _leading(bb, n),
+            offset_pointer(bb, values_base, iv, n, calls.real),
+        ]  # fmt: skip
+        info = calls.call(bb, routine, args).res[0]
+        _nan_if_failed(calls, bb, info, [values, vectors], iv)
+
+    calls.per_matrix(batch, body)
+
+
+def emit_svd(
+    calls: MatrixCalls,
+    operand: Buffer,
+    results: Sequence[Buffer],
+    copy: Buffer,
+    full_matrices: bool,
+) -> None:
+    """`results` = (u, s, vh) of `operand`'s matrices by `gesdd` on `copy`
+    (`jobz` 'A' for full matrices, else 'S'); NaNs where it fails (no
+    convergence, or NaNs in the input)."""
+    b = calls.b
+    b.insert(memref.CopyOp(operand.ref, copy.ref))
+    u, s, vh = results
+    batch, m, n = operand.shape
+    k = s.shape[-1]
+    jobz = "A" if full_matrices else "S"
+    bases = [calls.pointer(buffer) for buffer in (copy, s, u, vh)]
+
+    def body(bb: Builder, iv: SSAValue) -> None:
+        a_base, s_base, u_base, vh_base = bases
+        args = [
+            int_const(bb, _ROW_MAJOR, i32), int_const(bb, ord(jobz), i8),
+            *int_consts(bb, i64, m, n), calls.matrix(bb, a_base, copy, iv), _leading(bb, n),
+            offset_pointer(bb, s_base, iv, k, calls.real),
+            calls.matrix(bb, u_base, u, iv), _leading(bb, u.shape[-1]),
+            calls.matrix(bb, vh_base, vh, iv), _leading(bb, n),
+        ]  # fmt: skip
+        info = calls.call(bb, "gesdd", args).res[0]
+        _nan_if_failed(calls, bb, info, results, iv)
+
+    calls.per_matrix(batch, body)
+
+
+def _copy(lb: LoopBuilder, b: Builder, source: Buffer, target: Buffer, idx: Index) -> None:
+    """target[idx] = source[idx]."""
+    lb.store(b, target, idx, lb.load(b, source, idx))
+
+
+def _zero(calls: MatrixCalls, b: Builder) -> SSAValue | tuple[SSAValue, SSAValue]:
+    """A zero element of the calls' element type."""
+    zero = float_const(b, 0.0, calls.real)
+    return (zero, zero) if calls.parts == 2 else zero
+
+
+def _zero_column(
+    calls: MatrixCalls, b: Builder, target: Buffer, iv: SSAValue, ij: Index, first: int
+) -> None:
+    """target[iv, i, first + j] = 0."""
+    i, j = ij
+    calls.lb.store(b, target, [iv, i, calls.lb.affine(b, j, 1, first)], _zero(calls, b))
+
+
+def _upper(calls: MatrixCalls, b: Builder, source: Buffer, target: Buffer, idx: Index) -> None:
+    """target[iv, i, j] = source[iv, i, j] on and above the diagonal, else 0
+    (`source` may be `target`)."""
+    _, i, j = idx
+    below = b.insert(arith.CmpiOp(j, i, "ult")).result
+    value = calls.lb.load(b, source, idx)
+    parts = value if isinstance(value, tuple) else (value,)
+    zero = float_const(b, 0.0, calls.real)
+    kept = [b.insert(arith.SelectOp(below, zero, part)).result for part in parts]
+    calls.lb.store(b, target, idx, (kept[0], kept[1]) if len(kept) == 2 else kept[0])
+
+
+def _nan_if_failed(
+    calls: MatrixCalls, b: Builder, info: SSAValue, buffers: Sequence[Buffer], iv: SSAValue
+) -> None:
+    """Fill matrix (or vector) `iv` of each of `buffers` with NaNs if `info`
+    (i64) is not 0."""
+    failed = b.insert(arith.CmpiOp(info, int_const(b, 0, i64), "ne")).result
+    block = Block()
+    inner = Builder(InsertPoint.at_end(block))
+    nan = float_const(inner, float("nan"), calls.real)
+    for buffer in buffers:
+        value = (nan, nan) if buffer.is_complex else nan
+        calls.lb.nest(
+            inner,
+            buffer.shape[1:],
+            lambda bb, ij, t=buffer, x=value: calls.lb.store(bb, t, [iv, *ij], x),
+        )
+    inner.insert(scf.YieldOp())
+    b.insert(scf.IfOp(failed, [], Region(block)))

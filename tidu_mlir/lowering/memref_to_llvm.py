@@ -211,9 +211,15 @@ class ConvertView(RewritePattern):
 
 
 class ConvertGetGlobal(RewritePattern):
+    """get_global -> `llvm.mlir.addressof`, then a bitcast to the opaque
+    `!llvm.ptr`: xDSL's llvmlite translation gives the address the global's
+    own type (`[2 x double]*`), and a function (`llvm.memcpy`) first called
+    with it would be declared with that type, refusing a second global."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.GetGlobalOp, rewriter: PatternRewriter, /) -> None:
-        replace_with_legal(op, [llvm.AddressOfOp(op.name_, _PTR)], rewriter)
+        address = llvm.AddressOfOp(op.name_, _PTR)
+        replace_with_legal(op, [address, llvm.BitcastOp(address.result, _PTR)], rewriter)
 
 
 class ConvertGlobal(RewritePattern):

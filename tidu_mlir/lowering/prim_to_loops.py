@@ -48,7 +48,6 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     UnrealizedConversionCastOp,
     i1,
-    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -62,7 +61,7 @@ from tidu_mlir.lowering.blas import Product, emit_call, plan_products
 from tidu_mlir.lowering.element_rules import ELEMENT_RULES, apply_elementwise
 from tidu_mlir.lowering.fusion import Cluster, plan
 from tidu_mlir.lowering.kernels import KERNELS, constant_element
-from tidu_mlir.lowering.lapack import LINALG_OPS, MatrixCalls, emit_linalg
+from tidu_mlir.lowering.lapack import LINALG_OPS, MatrixCalls, emit_linalg, scratch_types
 from tidu_mlir.lowering.loops import Buffer, Index, LoopBuilder, buffer_memref_type
 from tidu_mlir.lowering.math_library import MathLibrary
 from tidu_mlir.lowering.memref_to_llvm import byte_size
@@ -306,8 +305,7 @@ class FunctionLowering:
         calls = MatrixCalls(self.module, self.loops, self.builder, element)
         operands = [self._flat_batch(self.buffer_of(v), v.type, batch_rank) for v in op.operands]
         results = [self._flat_batch(self._result_buffer(v), v.type, batch_rank) for v in op.results]
-        if isinstance(op, prim.LuOp):
-            scratch_type = TensorType(i64, prim.shape_of(op.pivots))
+        for scratch_type in scratch_types(op):
             scratch = self._alloc(scratch_type)
             results.append(self._flat_batch(scratch, scratch_type, batch_rank))
         emit_linalg(calls, op, operands, results)

@@ -1,5 +1,6 @@
 """Linear algebra (`td.scipy.linalg`, as `jax.scipy.linalg`): triangular solves,
-Cholesky and LU factorizations and the solves that reuse them.
+Cholesky and LU factorizations and the solves that reuse them, the matrix
+exponential.
 
 Each is written on `tnp`'s linear-algebra primitives (`prim.triangular_solve`,
 `prim.cholesky`, `prim.lu`, lowered to LAPACK), so it traces, differentiates
@@ -28,7 +29,7 @@ from tidu_mlir.numpy import (
     _triangular_solve,
 )
 
-__all__ = ["cho_factor", "cho_solve", "lu_factor", "lu_solve", "solve_triangular"]
+__all__ = ["cho_factor", "cho_solve", "expm", "lu_factor", "lu_solve", "solve_triangular"]
 
 _TRANS = {0: (False, False), "N": (False, False), 1: (True, False), "T": (True, False),
           2: (True, True), "C": (True, True)}  # fmt: skip
@@ -135,3 +136,52 @@ def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: Any = 0, overwrite_b: b
 
     x = _solved("lu_solve", lu, b, solve)
     return _checked(x, _nonsingular(lu), "Singular matrix")
+
+
+_PADE13 = (
+    64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+    129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
+    40840800.0, 960960.0, 16380.0, 182.0, 1.0,
+)  # fmt: skip
+"""The coefficients `b0 ... b13` of the [13/13] Padé approximant of exp (Higham 2005)."""
+_THETA13 = 5.371920351148152
+"""The largest 1-norm for which the [13/13] approximant is exact in double precision."""
+
+
+def _pade13(a: Any) -> Any:
+    """`q⁻¹ p` for the [13/13] Padé approximant `p/q` of exp at `a` (`p = V + U`,
+    `q = V - U`, `U` odd, `V` even), by Higham's six products and one solve."""
+    b = _PADE13
+    identity = np.eye(a.shape[-1], dtype=a.dtype)
+    a2 = a @ a
+    a4 = a2 @ a2
+    a6 = a4 @ a2
+    odd = a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2
+    u = a @ (odd + b[1] * identity)
+    even = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2
+    v = even + b[0] * identity
+    return tnp.linalg.solve(v - u, v + u)
+
+
+def expm(A: Any, *, upper_triangular: bool = False, max_squarings: int = 16) -> Any:  # noqa: N803
+    """The matrix exponential of the square matrices `A` (batch axes allowed) by
+    scaling and squaring (Higham 2005, SciPy's and JAX's algorithm, always the
+    [13/13] Padé approximant): `A` scaled by `2⁻ˢ` to a 1-norm of at most 5.37,
+    the approximant squared `s` times in a loop (`fori_loop`: `s` depends on the
+    values; its matrices stay put once their own `s` is reached). NaNs where more
+    than `max_squarings` squarings are needed or `A` is not finite (JAX's).
+    `upper_triangular` is accepted and changes nothing."""
+    del upper_triangular
+    a = _square("expm", A)
+    norm = tnp.max(tnp.sum(tnp.abs(a), axis=-2), axis=-1)
+    needed = tnp.maximum(tnp.ceil(tnp.log2(norm / _THETA13)), 0.0)
+    valid = tnp.isfinite(needed) & (needed <= max_squarings)
+    squarings = tnp.where(valid, needed, 0.0).astype(np.int64)
+    halvings = np.array([0.5**k for k in range(max_squarings + 1)], dtype=a.dtype)  # exact
+    scale = tnp.take(halvings, squarings)[..., None, None]
+
+    def square(i: Any, r: Any) -> Any:
+        return tnp.where((i < squarings)[..., None, None], r @ r, r)
+
+    result = fori_loop(0, tnp.max(squarings), square, _pade13(a * scale))
+    return tnp.where(valid[..., None, None], result, np.nan)

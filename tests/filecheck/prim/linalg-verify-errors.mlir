@@ -1,5 +1,5 @@
 // RUN: tidu-opt %s --split-input-file --verify-diagnostics | filecheck %s
-// The verifier rules of the linear-algebra ops (prim/linalg.py).
+// The verifier rules of the linear-algebra ops (prim/linalg.py, prim/spectral.py).
 
 func.func @not_square(%a: tensor<2x3xf64>) {
   %0 = prim.cholesky %a : tensor<2x3xf64>
@@ -38,3 +38,43 @@ func.func @integer_matrix(%a: tensor<3x3xi32>) {
   func.return
 }
 // CHECK: error: operand must have a float or complex element type
+
+// -----
+
+func.func @qr_of_a_vector(%a: tensor<3xf64>) {
+  %q, %r = "prim.qr"(%a) : (tensor<3xf64>) -> (tensor<3xf64>, tensor<3xf64>)
+  func.return
+}
+// CHECK: error: operand must be a (batch of) matrices [..., m, n], got shape [3]
+
+// -----
+
+func.func @qr_reduced_shapes_with_full_matrices(%a: tensor<5x3xf64>) {
+  %q, %r = "prim.qr"(%a) <{full_matrices}> : (tensor<5x3xf64>) -> (tensor<5x3xf64>, tensor<3x3xf64>)
+  func.return
+}
+// CHECK: error: result #0 type tensor<5x3xf64> must equal tensor<5x5xf64>
+
+// -----
+
+func.func @eigh_not_square(%a: tensor<3x4xf32>) {
+  %w, %v = "prim.eigh"(%a) : (tensor<3x4xf32>) -> (tensor<3xf32>, tensor<3x4xf32>)
+  func.return
+}
+// CHECK: error: operand must be a (batch of) square matrices [..., n, n], got shape [3, 4]
+
+// -----
+
+func.func @eigh_complex_eigenvalues(%a: tensor<3x3xcomplex<f32>>) {
+  %w, %v = "prim.eigh"(%a) : (tensor<3x3xcomplex<f32>>) -> (tensor<3xcomplex<f32>>, tensor<3x3xcomplex<f32>>)
+  func.return
+}
+// CHECK: error: result #0 type tensor<3xcomplex<f32>> must equal tensor<3xf32>
+
+// -----
+
+func.func @svd_reduced_shapes_with_full_matrices(%a: tensor<3x5xf64>) {
+  %u, %s, %vh = "prim.svd"(%a) <{full_matrices}> : (tensor<3x5xf64>) -> (tensor<3x3xf64>, tensor<3xf64>, tensor<3x5xf64>)
+  func.return
+}
+// CHECK: error: result #2 type tensor<3x5xf64> must equal tensor<5x5xf64>

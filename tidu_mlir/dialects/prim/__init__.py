@@ -23,9 +23,10 @@ ones before it:
    dynamic_update_slice (run-time integer indices)
 9. `ordering`: the ops along one axis, argmax, argmin, cumsum, argsort
 10. `contraction`: dot_general
-11. `linalg`: cholesky, triangular_solve, lu (matrices on the trailing axes)
-12. `check`: prim.check, the run-time assertion on the data path
-13. `control` (a package): the ops with regions, scan, cond and while, and
+11. `linalg`: cholesky, triangular_solve, lu, qr (matrices on the trailing axes)
+12. `spectral`: eigh, svd (on `linalg`'s matrix helpers)
+13. `check`: prim.check, the run-time assertion on the data path
+14. `control` (a package): the ops with regions, scan, cond and while, and
     their terminator, yield
 
 Each layer lists its public names in `__all__` and its op classes in `OPS`;
@@ -46,6 +47,7 @@ from tidu_mlir.dialects.prim import (
     linalg,
     ordering,
     shapes,
+    spectral,
     structural,
     syntax,
     types,
@@ -60,6 +62,7 @@ from tidu_mlir.dialects.prim.indexing import *  # noqa: F403
 from tidu_mlir.dialects.prim.linalg import *  # noqa: F403
 from tidu_mlir.dialects.prim.ordering import *  # noqa: F403
 from tidu_mlir.dialects.prim.shapes import *  # noqa: F403
+from tidu_mlir.dialects.prim.spectral import *  # noqa: F403
 from tidu_mlir.dialects.prim.structural import *  # noqa: F403
 from tidu_mlir.dialects.prim.syntax import *  # noqa: F403
 from tidu_mlir.dialects.prim.types import *  # noqa: F403
@@ -73,6 +76,7 @@ PRIM_OPS: tuple[type[base.PrimOp], ...] = (
     *ordering.OPS,
     *contraction.OPS,
     *linalg.OPS,
+    *spectral.OPS,
     *check.OPS,
     *control.OPS,
 )
@@ -92,5 +96,6 @@ __all__ += indexing.__all__
 __all__ += ordering.__all__
 __all__ += contraction.__all__
 __all__ += linalg.__all__
+__all__ += spectral.__all__
 __all__ += check.__all__
 __all__ += control.__all__

@@ -1,4 +1,4 @@
-"""The `prim` linear-algebra ops: cholesky, triangular_solve and lu.
+"""The `prim` linear-algebra ops: cholesky, triangular_solve, lu and qr.
 
 Each works on the matrices of the trailing two axes; leading axes are batch
 axes (the same on every operand), so batching prepends one more.
@@ -18,6 +18,9 @@ axes (the same on every operand), so batching prepends one more.
   0-based: row `i` was swapped with row `pivots[i]`) and the permutation they
   make, both i32. A singular matrix is factored all the same (a zero on `U`'s
   diagonal).
+* `qr`: the Householder QR factorization `A = Q R` of `[..., m, n]` matrices,
+  `Q` `m×k` with orthonormal columns, `R` `k×n` upper triangular, `k = m`
+  with `full_matrices`, else `min(m, n)` (LAPACK's `geqrf`: numpy's signs).
 
 The JVP rules are the structured ones (JAX's), built from these ops and the
 linear core, so every order composes:
@@ -26,14 +29,17 @@ linear core, so every order composes:
   halved, `dA` the Hermitian matrix made of the tangent's lower triangle;
 * triangular_solve: `dX = op(A)⁻¹ (dB - op(dA') X)`, `dA'` the triangle of
   `dA` that is read;
-* lu: `L⁻¹ P dA U⁻¹ = M`, `dL = L tril(M, -1)`, `dU = triu(M) U`.
+* lu: `L⁻¹ P dA U⁻¹ = M`, `dL = L tril(M, -1)`, `dU = triu(M) U`;
+* qr: `C = Qᴴ dA R⁻¹`, `Ω = Φ(C) - Φ(C)ᴴ`, `dQ = Q (Ω - C) + dA R⁻¹`,
+  `dR = (C - Ω) R` (`m ≥ n`; `QrOp.jvp_rule` for `m < n` and for the
+  further columns of a square `Q`).
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType, UnitAttr, i1, i32
@@ -66,6 +72,7 @@ from tidu_mlir.dialects.prim.core import (
 )
 from tidu_mlir.dialects.prim.elementwise import CompareOp
 from tidu_mlir.dialects.prim.indexing import IotaOp
+from tidu_mlir.dialects.prim.structural import ConcatenateOp, SliceOp
 from tidu_mlir.dialects.prim.syntax import (
     RoleSpec,
     parse_types_arrow,
@@ -83,6 +90,7 @@ from tidu_mlir.dialects.prim.types import (
     fmt_shape,
     is_complex,
     shape_of,
+    tensor_dtype,
     tensor_type_of,
 )
 from tidu_mlir.interfaces import BatchContext, RecomputeCost, RuleContext
@@ -128,6 +136,11 @@ def emit_mH(ctx: RuleContext, x: SSAValue) -> SSAValue:
     return conj_if_complex(ctx, emit_mT(ctx, x))
 
 
+def emit_hermitian_sum(ctx: RuleContext, x: SSAValue) -> SSAValue:
+    """`x + xᴴ` (linear in `x`)."""
+    return emit_value(ctx, AddOp(x, emit_mH(ctx, x)))
+
+
 def emit_in_triangle(ctx: RuleContext, typ: TensorType, direction: str) -> SSAValue:
     """The i1 tensor of `typ`'s shape `[..., n, n]` true where `column direction row`
     (`le`: the lower triangle, `lt` without the diagonal, `ge`/`gt` the upper one,
@@ -157,20 +170,26 @@ def emit_phi(ctx: RuleContext, x: SSAValue) -> SSAValue:
     return emit_value(ctx, MulOp(both, full_like(ctx, 0.5, tensor_type_of(x))))
 
 
-def emit_permute_rows(ctx: RuleContext, x: SSAValue, permutation: SSAValue) -> SSAValue:
-    """`x[..., permutation[..., i], :]`: a product with the one-hot permutation
-    matrix (`P[..., i, j] = permutation[..., i] == j`), so batches need no index
+def emit_permutation_matrix(
+    ctx: RuleContext, permutation: SSAValue, element: Attribute
+) -> SSAValue:
+    """The one-hot permutation matrices `P[..., i, j] = permutation[..., i] == j`
+    of `element` type (`P x = x[..., permutation, :]`), so batches need no index
     arithmetic."""
-    typ = tensor_type_of(x)
-    shape = shape_of(x)
-    rank = len(shape)
-    square = TensorType(i32, [*shape[:-1], shape[-2]])
+    shape = shape_of(permutation)
+    rank = len(shape) + 1
+    square = TensorType(i32, [*shape, shape[-1]])
     rows = emit_value(ctx, BroadcastInDimOp(permutation, range(rank - 1), square))
     columns = emit_value(ctx, IotaOp(square, rank - 1))
     hit = emit_value(ctx, CompareOp("eq", rows, columns))
-    matrix_type = TensorType(typ.get_element_type(), square.get_shape())
+    matrix_type = TensorType(element, square.get_shape())
     ones, zeros = full_like(ctx, 1.0, matrix_type), full_like(ctx, 0.0, matrix_type)
-    one_hot = emit_value(ctx, SelectOp(hit, ones, zeros))
+    return emit_value(ctx, SelectOp(hit, ones, zeros))
+
+
+def emit_permute_rows(ctx: RuleContext, x: SSAValue, permutation: SSAValue) -> SSAValue:
+    """`x[..., permutation[..., i], :]`: `P x` (`emit_permutation_matrix`)."""
+    one_hot = emit_permutation_matrix(ctx, permutation, element_type_of(x.type))
     return emit_matmul(ctx, one_hot, x)
 
 
@@ -179,56 +198,108 @@ def emit_permute_rows(ctx: RuleContext, x: SSAValue, permutation: SSAValue) -> S
 # --------------------------------------------------------------------------
 
 
-class SquareUnaryOp(PrimOp):
-    """An op of one batch of square matrices, printed `%a attr-dict : T`, its
-    results typed by `result_types`. Batched by the same op on the batched operand."""
+class MatrixUnaryOp(PrimOp):
+    """An op of one batch of matrices (square ones if `SQUARE`), printed
+    `%a(, flag)* attr-dict : T` with the `FLAGS` that are set (unit
+    properties), its results typed by `result_types_for`. Batched by the same
+    op, same flags, on the batched operand."""
 
     traits = traits_def(Pure(), RecomputeCost(cheap=False))
+    FLAGS: ClassVar[tuple[str, ...]] = ()
+    SQUARE: ClassVar[bool] = True
 
     @staticmethod
-    def result_types_for(t: TensorType) -> list[Attribute]:
-        """The result types for an operand of type `t`."""
+    def result_types_for(t: TensorType, flags: Mapping[str, bool]) -> list[Attribute]:
+        """The result types for an operand of type `t` with `flags` set."""
         return [t]
+
+    def flags(self) -> dict[str, bool]:
+        """The `FLAGS` by name."""
+        return {name: name in self.properties for name in self.FLAGS}
+
+    def reference_params(self) -> dict[str, Any]:
+        return self.flags()
+
+    def evaluate(self, *operands: np.ndarray) -> tuple[np.ndarray, ...]:
+        results = self.reference(*operands, **self.reference_params())
+        results = results if isinstance(results, tuple) else (results,)
+        return tuple(
+            np.asarray(r).astype(tensor_dtype(v.type), copy=False)
+            for r, v in zip(results, self.results, strict=True)
+        )
 
     def batch_rule(
         self, ctx: BatchContext, operands: Sequence[SSAValue], batched: Sequence[bool]
     ) -> Sequence[SSAValue]:
         return self.emit_batched(ctx, operands)
 
-    def verify_operand(self) -> None:
-        """Check the operand is a (batch of) square float or complex matrices and
-        the results have the types `result_types_for` gives."""
+    def verify_types(self) -> None:
+        """Check the operand is a (batch of) float or complex matrices, square
+        if `SQUARE`, and the results have the types `result_types_for` gives."""
         (operand,) = self.operands
         check_tensor("operand", operand.type)
-        square_size("operand", shape_of(operand))
-        expected = self.result_types_for(tensor_type_of(operand))
+        shape = shape_of(operand)
+        if self.SQUARE:
+            square_size("operand", shape)
+        elif len(shape) < 2:
+            raise VerifyException(
+                f"operand must be a (batch of) matrices [..., m, n], got shape {fmt_shape(shape)}"
+            )
+        expected = self.result_types_for(tensor_type_of(operand), self.flags())
         for index, (result, typ) in enumerate(zip(self.results, expected, strict=True)):
             check_same_type(f"result #{index}", result.type, typ)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_operand(self.operands[0])
+        for name, on in self.flags().items():
+            if on:
+                printer.print_string(f", {name}")
         print_attr_dict(printer, self)
         printer.print_string(" : ")
         printer.print_attribute(self.operands[0].type)
 
     @classmethod
-    def parse(cls, parser: Parser) -> SquareUnaryOp:
+    def parse(cls, parser: Parser) -> MatrixUnaryOp:
         operand = parser.parse_unresolved_operand()
+        properties = parse_flags(parser, cls.name, cls.FLAGS)
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         typ = parser.parse_type()
         if not isinstance(typ, TensorType):
             parser.raise_error(f"{cls.name} expects a tensor type, got {typ}")
+        flags = {name: name in properties for name in cls.FLAGS}
         return cls.create(
             operands=resolve(parser, [operand], [typ]),
-            result_types=cls.result_types_for(typ),
+            result_types=cls.result_types_for(typ, flags),
+            properties=properties,
             attributes=attributes,
         )
 
+    @classmethod
+    def init_arguments(cls, operand: Value, role: RoleSpec, **flags: bool) -> dict[str, Any]:
+        """The `create` arguments of this op on `operand` with `flags` set."""
+        return {
+            "operands": [operand],
+            "result_types": cls.result_types_for(tensor_type_of(operand), flags),
+            "properties": {name: UnitAttr() for name in cls.FLAGS if flags.get(name)},
+            "attributes": role_attributes(role),
+        }
+
+
+def parse_flags(parser: Parser, op_name: str, names: Sequence[str]) -> dict[str, Attribute]:
+    """Parse `(, flag)*`, each one of `names` at most once, as unit properties."""
+    properties: dict[str, Attribute] = {}
+    while parser.parse_optional_punctuation(",") is not None:
+        flag = parser.parse_identifier(f" (one of: {', '.join(names)})")
+        if flag not in names or flag in properties:
+            parser.raise_error(f"unexpected '{flag}' in {op_name}")
+        properties[flag] = UnitAttr()
+    return properties
+
 
 @irdl_op_definition
-class CholeskyOp(NotLinear, SquareUnaryOp):
+class CholeskyOp(NotLinear, MatrixUnaryOp):
     """The lower Cholesky factor: `prim.cholesky %a : tensor<3x3xf64>` (reads
     the lower triangle of `a`; NaNs where `a` is not positive definite)."""
 
@@ -238,14 +309,7 @@ class CholeskyOp(NotLinear, SquareUnaryOp):
     result = result_def()
 
     def __init__(self, operand: Value, *, role: RoleSpec = None):
-        super().__init__(
-            operands=[operand],
-            result_types=[tensor_type_of(operand)],
-            attributes=role_attributes(role),
-        )
-
-    def verify_types(self) -> None:
-        self.verify_operand()
+        super().__init__(**self.init_arguments(operand, role))
 
     @staticmethod
     def reference(a: np.ndarray) -> np.ndarray:
@@ -262,8 +326,7 @@ class CholeskyOp(NotLinear, SquareUnaryOp):
         (da,) = tangents
         if da is None:
             return [None]
-        read = emit_phi(ctx, da)
-        hermitian = emit_value(ctx, AddOp(read, emit_mH(ctx, read)))
+        hermitian = emit_hermitian_sum(ctx, emit_phi(ctx, da))
         factor = self.result
         left = emit_value(ctx, TriangularSolveOp(factor, hermitian, lower=True))
         middle = emit_value(ctx, TriangularSolveOp(factor, emit_mH(ctx, left), lower=True))
@@ -440,12 +503,7 @@ class TriangularSolveOp(PrimOp):
         a = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
         b = parser.parse_unresolved_operand()
-        properties: dict[str, Attribute] = {}
-        while parser.parse_optional_punctuation(",") is not None:
-            flag = parser.parse_identifier(f" (one of: {', '.join(_SOLVE_FLAGS)})")
-            if flag not in _SOLVE_FLAGS or flag in properties:
-                parser.raise_error(f"unexpected '{flag}' in {cls.name}")
-            properties[flag] = UnitAttr()
+        properties = parse_flags(parser, cls.name, _SOLVE_FLAGS)
         attributes = parser.parse_optional_attr_dict()
         inputs, output = parse_types_arrow(parser, 2)
         return cls.create(
@@ -462,7 +520,7 @@ class TriangularSolveOp(PrimOp):
 
 
 @irdl_op_definition
-class LuOp(NotLinear, SquareUnaryOp):
+class LuOp(NotLinear, MatrixUnaryOp):
     """LU with partial pivoting: `%lu, %pivots, %perm = prim.lu %a :
     tensor<3x3xf64>` (results: the packed factors, same type; pivots and
     permutation, i32 `[..., n]`). `a[perm] = L U`."""
@@ -475,19 +533,12 @@ class LuOp(NotLinear, SquareUnaryOp):
     permutation = result_def()
 
     def __init__(self, operand: Value, *, role: RoleSpec = None):
-        super().__init__(
-            operands=[operand],
-            result_types=self.result_types_for(tensor_type_of(operand)),
-            attributes=role_attributes(role),
-        )
+        super().__init__(**self.init_arguments(operand, role))
 
     @staticmethod
-    def result_types_for(t: TensorType) -> list[Attribute]:
+    def result_types_for(t: TensorType, flags: Mapping[str, bool]) -> list[Attribute]:
         index = pivot_type(tuple(t.get_shape()))
         return [t, index, index]
-
-    def verify_types(self) -> None:
-        self.verify_operand()
 
     @staticmethod
     def reference(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -499,9 +550,6 @@ class LuOp(NotLinear, SquareUnaryOp):
         for index in np.ndindex(a.shape[:-2]):
             _factor_in_place(lu[index], pivots[index], permutation[index])
         return lu, pivots, permutation
-
-    def evaluate(self, *operands: np.ndarray) -> tuple[np.ndarray, ...]:
-        return self.reference(*operands)
 
     def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
         (da,) = tangents
@@ -539,7 +587,147 @@ def _factor_in_place(lu: np.ndarray, pivots: np.ndarray, permutation: np.ndarray
         lu[k + 1 :, k + 1 :] -= np.outer(lu[k + 1 :, k], lu[k, k + 1 :])
 
 
-OPS: tuple[type[PrimOp], ...] = (CholeskyOp, TriangularSolveOp, LuOp)
+# --------------------------------------------------------------------------
+# qr
+# --------------------------------------------------------------------------
+
+
+def qr_sizes(shape: Shape, full_matrices: bool) -> tuple[int, int, int]:
+    """(m, n, k) of a QR of `[..., m, n]` matrices: `q` is `m×k`, `r` is `k×n`,
+    `k = m` with `full_matrices`, else `min(m, n)`."""
+    m, n = shape[-2], shape[-1]
+    return m, n, m if full_matrices else min(m, n)
+
+
+@irdl_op_definition
+class QrOp(NotLinear, MatrixUnaryOp):
+    """The QR factorization (Householder, LAPACK's `geqrf`):
+    `%q, %r = prim.qr %a, full_matrices : tensor<5x3xf64>`, `a = q r`, `q`
+    `m×k` with orthonormal columns, `r` `k×n` upper triangular, `k = m` with
+    `full_matrices` (numpy's mode 'complete'), else `min(m, n)` ('reduced')."""
+
+    name = "prim.qr"
+
+    FLAGS: ClassVar[tuple[str, ...]] = ("full_matrices",)
+    SQUARE: ClassVar[bool] = False
+    operand = operand_def()
+    q = result_def()
+    r = result_def()
+    full_matrices = opt_prop_def(UnitAttr)
+
+    def __init__(self, operand: Value, *, full_matrices: bool = False, role: RoleSpec = None):
+        super().__init__(**self.init_arguments(operand, role, full_matrices=full_matrices))
+
+    @staticmethod
+    def result_types_for(t: TensorType, flags: Mapping[str, bool]) -> list[Attribute]:
+        shape = tuple(t.get_shape())
+        m, n, k = qr_sizes(shape, flags.get("full_matrices", False))
+        element = t.get_element_type()
+        return [TensorType(element, [*shape[:-2], m, k]), TensorType(element, [*shape[:-2], k, n])]
+
+    @staticmethod
+    def reference(a: np.ndarray, *, full_matrices: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        q, r = np.linalg.qr(np.asarray(a), mode="complete" if full_matrices else "reduced")
+        return q, r
+
+    def jvp_rule(self, ctx: RuleContext, tangents: Values) -> Values:
+        """`emit_thin_qr_jvp` on the leading `m×min(m, n)` block; wide (`m < n`,
+        `Q` square): `dQ = Q Ω`, `dR = Qᴴ dA - Ω R`; `full_matrices` with
+        `m > n`: Q's further columns by `emit_completion_jvp` (JAX's)."""
+        (da,) = tangents
+        if da is None:
+            return [None, None]
+        m, n, k = qr_sizes(shape_of(self.operand), self.full_matrices is not None)
+        q, r = self.q, self.r
+        if n > m:
+            square_da = emit_columns(ctx, da, 0, m)
+            dq, _, omega = emit_thin_qr_jvp(ctx, q, emit_columns(ctx, r, 0, m), square_da)
+            qh_da = emit_matmul(ctx, emit_mH(ctx, q), da)
+            return [dq, emit_value(ctx, SubOp(qh_da, emit_matmul(ctx, omega, r)))]
+        if k == n:
+            dq, dr, _ = emit_thin_qr_jvp(ctx, q, r, da)
+            return [dq, dr]
+        dq_mn, dr_nn, _ = emit_thin_qr_jvp(
+            ctx, emit_columns(ctx, q, 0, n), emit_rows(ctx, r, 0, n), da
+        )
+        dq = ConcatenateOp([dq_mn, emit_completion_jvp(ctx, q, dq_mn)], len(shape_of(q)) - 1)
+        below = full_like(
+            ctx, 0.0, TensorType(element_type_of(r.type), [*shape_of(r)[:-2], m - n, n])
+        )
+        dr = ConcatenateOp([dr_nn, below], len(shape_of(r)) - 2)
+        return [emit_value(ctx, dq), emit_value(ctx, dr)]
+
+
+def emit_thin_qr_jvp(
+    ctx: RuleContext, q: SSAValue, r: SSAValue, da: SSAValue
+) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """`(dQ, dR, Ω)` of the thin QR `A = Q R` (`m ≥ n`, `R` square):
+    `X = dA R⁻¹`, `C = Qᴴ X`, `Ω = Φ(C) - Φ(C)ᴴ` (skew-Hermitian, the imaginary
+    part of C's diagonal kept), `dQ = Q (Ω - C) + X`, `dR = (C - Ω) R`."""
+    x_t = TriangularSolveOp(r, emit_mT(ctx, da), transpose_a=True)
+    x = emit_mT(ctx, emit_value(ctx, x_t))  # dA R⁻¹
+    c = emit_matmul(ctx, emit_mH(ctx, q), x)
+    phi = emit_phi(ctx, c)
+    omega = emit_value(ctx, SubOp(phi, emit_mH(ctx, phi)))
+    rotation = emit_value(ctx, SubOp(omega, c))
+    dq = emit_value(ctx, AddOp(emit_matmul(ctx, q, rotation), x))
+    return dq, emit_matmul(ctx, emit_value(ctx, NegOp(rotation)), r), omega
+
+
+def emit_completion_jvp(ctx: RuleContext, q: SSAValue, dq_mn: SSAValue) -> SSAValue:
+    """The tangent of the last `m - n` columns `Q_mp` of a square Householder
+    `Q` (`m×m`) given that of its first `n`, `dQ_mn` (arXiv 2409.13374, eq. 32
+    and 33, as JAX): `Z = Q_pn (Q_nn - I)⁻¹` (an LU solve; `Q_nn`, `Q_pn` the
+    top `n` and bottom `m - n` rows of `Q_mn`), `dQ_mp = dQ_mn Zᴴ - (Q_mn +
+    Q_mp Z) (dQ_pn - Z dQ_nn)ᴴ`."""
+    m, n = shape_of(q)[-1], shape_of(dq_mn)[-1]
+    q_mn = emit_columns(ctx, q, 0, n)
+    q_mp = emit_columns(ctx, q, n, m)
+    q_nn, q_pn = emit_rows(ctx, q_mn, 0, n), emit_rows(ctx, q_mn, n, m)
+    z = emit_right_solve(ctx, q_pn, emit_value(ctx, SubOp(q_nn, emit_identity(ctx, q_nn))))
+    dq_nn, dq_pn = emit_rows(ctx, dq_mn, 0, n), emit_rows(ctx, dq_mn, n, m)
+    moved = emit_value(ctx, SubOp(dq_pn, emit_matmul(ctx, z, dq_nn)))
+    basis = emit_value(ctx, AddOp(q_mn, emit_matmul(ctx, q_mp, z)))
+    first = emit_matmul(ctx, dq_mn, emit_mH(ctx, z))
+    return emit_value(ctx, SubOp(first, emit_matmul(ctx, basis, emit_mH(ctx, moved))))
+
+
+def emit_rows(ctx: RuleContext, x: SSAValue, start: int, stop: int) -> SSAValue:
+    """`x[..., start:stop, :]`."""
+    shape = shape_of(x)
+    first = [0] * len(shape)
+    first[-2] = start
+    return emit_value(ctx, SliceOp(x, first, [*shape[:-2], stop, shape[-1]]))
+
+
+def emit_columns(ctx: RuleContext, x: SSAValue, start: int, stop: int) -> SSAValue:
+    """`x[..., :, start:stop]`."""
+    shape = shape_of(x)
+    first = [0] * len(shape)
+    first[-1] = start
+    return emit_value(ctx, SliceOp(x, first, [*shape[:-1], stop]))
+
+
+def emit_identity(ctx: RuleContext, like: SSAValue) -> SSAValue:
+    """Identity matrices of `like`'s type (`[..., n, n]`)."""
+    typ = tensor_type_of(like)
+    diagonal = emit_in_triangle(ctx, typ, "eq")
+    return emit_value(ctx, SelectOp(diagonal, full_like(ctx, 1.0, typ), full_like(ctx, 0.0, typ)))
+
+
+def emit_right_solve(ctx: RuleContext, b: SSAValue, a: SSAValue) -> SSAValue:
+    """`b a⁻¹` for square `a`: with `a[perm] = L U` (`prim.lu`), `b a⁻¹ =
+    b U⁻¹ L⁻¹ P` (right solves as transposed `triangular_solve`s)."""
+    lu, _, permutation = ctx.emit(LuOp(a)).results
+    upper = TriangularSolveOp(lu, emit_mT(ctx, b), transpose_a=True)  # (b U⁻¹)ᵀ
+    lower = TriangularSolveOp(
+        lu, emit_value(ctx, upper), lower=True, transpose_a=True, unit_diagonal=True
+    )  # (b U⁻¹ L⁻¹)ᵀ
+    one_hot = emit_permutation_matrix(ctx, permutation, element_type_of(a.type))
+    return emit_matmul(ctx, emit_mT(ctx, emit_value(ctx, lower)), one_hot)
+
+
+OPS: tuple[type[PrimOp], ...] = (CholeskyOp, TriangularSolveOp, LuOp, QrOp)
 """The op classes of this layer, in the dialect's order."""
 
-__all__ = ["CholeskyOp", "LuOp", "TriangularSolveOp"]
+__all__ = ["CholeskyOp", "LuOp", "QrOp", "TriangularSolveOp"]
