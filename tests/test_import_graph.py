@@ -124,6 +124,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tidu_mlir.dialects.prim.ordering",),
     ("tidu_mlir.dialects.prim.contraction",),
     ("tidu_mlir.dialects.prim.linalg",),
+    ("tidu_mlir.dialects.prim.spectral",),
     ("tidu_mlir.dialects.prim.check",),
     ("tidu_mlir.dialects.prim.control.bodies",),
     ("tidu_mlir.dialects.prim.control.scan", "tidu_mlir.dialects.prim.control.cond"),
