@@ -14,6 +14,7 @@ from api.corpus import CASES, Case
 from xdsl.ir import Operation
 
 import tidu_mlir as td
+import tidu_mlir.numpy as tnp
 from tidu_mlir import ad
 from tidu_mlir.dialects.cg import Fragment, InputOp, LinearOp, OutputOp, role_of
 from tidu_mlir.graph import fragment_inputs
@@ -67,3 +68,28 @@ def test_reads_of_single_elements_accumulate_into_one_buffer() -> None:
     x = np.random.default_rng(1).normal(size=n)
     gradient = td.grad(lambda v: sum(v[i] * v[(i + 1) % n] for i in range(n)))(x)
     np.testing.assert_allclose(gradient, np.roll(x, 1) + np.roll(x, -1), rtol=1e-14)
+
+
+def _tanh_layers(x, *weights):
+    for w in weights:
+        x = tnp.tanh(w @ x)
+    return tnp.sum(x)
+
+
+def test_a_shared_weight_receives_one_product_not_one_per_use() -> None:
+    """A matrix used by 4 layers: its cotangent is one product over the
+    layers' vectors joined (one dot_general), not 4 outer products summed
+    by 3 full-size additions; the gradient equals the sum of the per-layer
+    gradients of the same layers given separate copies."""
+    rng = np.random.default_rng(2)
+    x, w = rng.normal(size=8), rng.normal(size=(8, 8)) / 3
+    traced = trace_function(
+        lambda x, w: _tanh_layers(x, w, w, w, w), [ArraySpec.of(x, "x"), ArraySpec.of(w, "w")]
+    )
+    linear = ad.linearize(traced.graph, wrt=["arg0", "arg1"])
+    transposed = ad.linear_transpose(linear)
+    names = [op.name for op in _body(transposed.fragment)]
+    assert names.count("prim.dot_general") == 4 + 1  # x's 4 products, w's one
+    shared = td.grad(lambda w: _tanh_layers(x, w, w, w, w))(w)
+    separate = td.grad(lambda *ws: _tanh_layers(x, *ws), argnums=(0, 1, 2, 3))(w, w, w, w)
+    np.testing.assert_allclose(shared, sum(separate), rtol=1e-12)

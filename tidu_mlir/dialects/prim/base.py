@@ -147,9 +147,12 @@ class PrimOp(IRDLOperation, Differentiable, Evaluable, Batchable, VerifiesLocall
     traits = traits_def(Pure(), RecomputeCost(cheap=True))
 
     BROADCAST_IN_DIM: ClassVar[Callable[[SSAValue, Sequence[int], TensorType], Operation]]
-    ACCUMULATE_ALL: ClassVar[Callable[[RuleContext, Sequence[SSAValue]], SSAValue]]
-    """How the dialect sums many cotangents of one value (`accumulate_all`):
-    with pad and concatenate, so `structural` sets it."""
+    SUM_STRATEGIES: ClassVar[list[Callable[[RuleContext, list[SSAValue]], list[SSAValue]]]] = []
+    """How the op layers sum several cotangents of one value at once
+    (`accumulate_all`): each strategy returns the contributions with those
+    it recognizes replaced by fewer values (`structural`: single elements
+    into one buffer; `contraction`: products into one product); additions
+    sum what is left."""
     ONE_HOT_ROWS: ClassVar[Callable[[BatchContext, OneHot], SSAValue]]
     """How the dialect builds one-hot rows (`emit_one_hot_rows`): with padding,
     so `structural`, where `prim.pad` is, sets it."""
@@ -173,7 +176,13 @@ class PrimOp(IRDLOperation, Differentiable, Evaluable, Batchable, VerifiesLocall
 
     @classmethod
     def accumulate_all(cls, ctx: RuleContext, values: Sequence[SSAValue]) -> SSAValue:
-        return PrimOp.ACCUMULATE_ALL(ctx, values)
+        parts = list(values)
+        for strategy in PrimOp.SUM_STRATEGIES:
+            parts = strategy(ctx, parts)
+        total = parts[0]
+        for part in parts[1:]:
+            total = emit_value(ctx, AddOp(total, part))
+        return total
 
     @classmethod
     def emit_one_hot_rows(cls, ctx: BatchContext, rows: OneHot) -> SSAValue | None:

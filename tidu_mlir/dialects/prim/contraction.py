@@ -32,7 +32,7 @@ from tidu_mlir.dialects.prim.core import (
     product_jvp,
 )
 from tidu_mlir.dialects.prim.shapes import dot_general_shape, kept_axes
-from tidu_mlir.dialects.prim.structural import pad_to_batch
+from tidu_mlir.dialects.prim.structural import ConcatenateOp, pad_to_batch
 from tidu_mlir.dialects.prim.syntax import (
     RoleSpec,
     array_values,
@@ -339,6 +339,62 @@ def _dot_cotangent(
     by_fixed = sorted(range(len(fixed_contract)), key=lambda i: fixed_contract[i])
     axes = [*active_batch, *active_free, *(active_contract[i] for i in by_fixed)]
     return emit_transpose(ctx, product, inverse_permutation(axes))
+
+
+def merge_products(ctx: RuleContext, parts: list[SSAValue]) -> list[SSAValue]:
+    """Cotangents that are products alike (the same dimension numbers, types
+    and active operand: a weight shared by layers or steps receives one per
+    use) summed as one product over their operands joined along a new
+    contracted axis, when the additions saved outweigh the copies made; the
+    other parts as they are."""
+    groups: dict[tuple[Any, ...], list[DotGeneralOp]] = {}
+    for part in parts:
+        owner = part.owner
+        if isinstance(owner, DotGeneralOp):
+            key = (owner.dims(), owner.lhs.type, owner.rhs.type, active_mask_of(owner))
+            groups.setdefault(key, []).append(owner)
+    merged: dict[SSAValue, SSAValue | None] = {}
+    for products in groups.values():
+        if len(products) > 1 and _worth_merging(products):
+            merged[products[0].result] = _merged(ctx, products)
+            merged.update((product.result, None) for product in products[1:])
+    kept = [merged.get(part, part) for part in parts]
+    return [part for part in kept if part is not None]
+
+
+def _worth_merging(products: Sequence[DotGeneralOp]) -> bool:
+    """Whether the k - 1 additions of full results cost more than copying
+    every operand into the joined ones."""
+    first = products[0]
+    result = math.prod(shape_of(first.result))
+    operands = math.prod(shape_of(first.lhs)) + math.prod(shape_of(first.rhs))
+    return (len(products) - 1) * result > len(products) * operands
+
+
+def _merged(ctx: RuleContext, products: Sequence[DotGeneralOp]) -> SSAValue:
+    """One dot_general summing `products`: each operand gains a trailing axis
+    of extent 1, joined along it, and that axis is contracted too."""
+    lhs_batch, rhs_batch, lhs_contract, rhs_contract = products[0].dims()
+
+    def joined(operands: Sequence[SSAValue]) -> SSAValue:
+        rank = len(shape_of(operands[0]))
+        column = [emit_reshape(ctx, v, [*shape_of(v), 1]) for v in operands]
+        return emit_value(ctx, ConcatenateOp(column, rank))
+
+    lhs = joined([product.lhs for product in products])
+    rhs = joined([product.rhs for product in products])
+    product = DotGeneralOp(
+        lhs,
+        rhs,
+        lhs_batch=lhs_batch,
+        rhs_batch=rhs_batch,
+        lhs_contract=[*lhs_contract, len(shape_of(lhs)) - 1],
+        rhs_contract=[*rhs_contract, len(shape_of(rhs)) - 1],
+    )
+    return emit_value(ctx, product)
+
+
+PrimOp.SUM_STRATEGIES.append(merge_products)
 
 
 OPS: tuple[type[PrimOp], ...] = (DotGeneralOp,)

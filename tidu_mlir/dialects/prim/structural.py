@@ -409,20 +409,15 @@ class ConcatenateOp(PrimOp):
 # --------------------------------------------------------------------------
 
 
-def accumulate_all(ctx: RuleContext, values: Sequence[SSAValue]) -> SSAValue:
-    """The sum of the cotangents reaching one value. Single elements that a
-    slice's transpose padded to the full shape (`x[i, j]` read many times)
-    are laid at their flat positions into one buffer (one concatenate with
-    zero gaps) instead of one full-size pad and add each; the rest is added."""
-    elements, rest = _padded_elements(values)
+def lay_out_elements(ctx: RuleContext, parts: list[SSAValue]) -> list[SSAValue]:
+    """Cotangents that are single elements a slice's transpose padded to the
+    full shape (`x[i, j]` read many times), laid at their flat positions
+    into one buffer (one concatenate with zero gaps) instead of a full-size
+    pad and add each; the other parts as they are."""
+    elements, rest = _padded_elements(parts)
     if len(elements) < 2:
-        rest = list(values)
-    else:
-        rest.insert(0, _laid_out(ctx, elements, tensor_type_of(values[0])))
-    total = rest[0]
-    for value in rest[1:]:
-        total = emit_value(ctx, AddOp(total, value))
-    return total
+        return parts
+    return [_laid_out(ctx, elements, tensor_type_of(parts[0])), *rest]
 
 
 def _padded_elements(
@@ -461,7 +456,7 @@ def _laid_out(ctx: RuleContext, elements: dict[int, list[SSAValue]], t: TensorTy
     return emit_reshape(ctx, emit_value(ctx, ConcatenateOp(pieces, 0)), t.get_shape())
 
 
-PrimOp.ACCUMULATE_ALL = accumulate_all
+PrimOp.SUM_STRATEGIES.append(lay_out_elements)
 
 
 @irdl_op_definition
