@@ -436,6 +436,32 @@ class EffectfulOp(IRDLOperation):
     result = result_def(TensorType)
 
 
+@irdl_op_definition
+class CheapThenCostlyOp(IRDLOperation):
+    """Declares both costs (as a costly op on a cheap base does)."""
+
+    name = "test.cheap_then_costly"
+    operand = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), RecomputeCost(cheap=True), RecomputeCost(cheap=False))
+
+
+@irdl_op_definition
+class CostlyThenCheapOp(IRDLOperation):
+    """The same two costs in the other order."""
+
+    name = "test.costly_then_cheap"
+    operand = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), RecomputeCost(cheap=False), RecomputeCost(cheap=True))
+
+
+def test_a_costly_declaration_wins_over_a_cheap_one_in_any_order() -> None:
+    value = fragment_outputs(lookup_fragment(parse(LOG_SUM_EXP_SIN), "@f"))[0]
+    for cls in (CheapThenCostlyOp, CostlyThenCheapOp):
+        assert not is_cheap_to_recompute(cls(operands=[value], result_types=[value.type]))
+
+
 def test_recompute_cost_trait_overrides_the_shape_fallback() -> None:
     module = parse(LOG_SUM_EXP_SIN)
     value = fragment_outputs(lookup_fragment(module, "@f"))[0]

@@ -34,7 +34,9 @@ def is_recomputable(op: Operation) -> bool:
 def is_cheap_to_recompute(op: Operation) -> bool:
     """Whether `op` is pure and cheap to recompute.
 
-    The op class's `RecomputeCost` decides; without one, a pure op counts as
+    The op class's `RecomputeCost` decides (a class holding several, its
+    base's and its own, is cheap only if all say so: the ones overriding a
+    base declare the costlier); without one, a pure op counts as
     elementwise, hence cheap, when every result has the shape of every tensor
     operand (or it has no operand, a constant). That fallback cannot tell a
     contraction of square matrices from an elementwise op: dialects with
@@ -42,9 +44,9 @@ def is_cheap_to_recompute(op: Operation) -> bool:
     """
     if not is_recomputable(op):
         return False
-    cost = op.get_trait(RecomputeCost)
-    if cost is not None:
-        return cost.cheap
+    costs = op.get_traits_of_type(RecomputeCost)
+    if costs:
+        return all(cost.cheap for cost in costs)
     shapes = {_shape(value.type) for value in (*op.operands, *op.results)}
     return len(shapes) == 1
 
