@@ -1146,25 +1146,9 @@ def _over_basis(fn: Callable[..., Any], args: tuple[Any, ...], seed_tree: PyTree
     seeds = tree_unflatten(seed_tree, [np.ones(s.shape, s.dtype) for s in seed_specs])
     leaves, sig = _flatten_args((args, seeds))
     size = sum(_size(s) for s in seed_specs)
-    stage = _cached(fn, ("basis", sig), lambda: _stage_over_basis(fn, sig, len(seed_specs), size))
-    results = stage.staged.call({_arg_key(k): leaf for k, leaf in enumerate(leaves)})
-    axes = _leaf_axes((0, None), _pack(stage.traced, results), "out_axes")
-    placed = [
-        _place_output(r, flag, axis, size, k)
-        for k, (r, flag, axis) in enumerate(zip(results, stage.batched_outputs, axes, strict=True))
-    ]
-    return _pack(stage.traced, placed)
-
-
-def _stage_over_basis(fn: Callable[..., Any], sig: _Signature, seeds: int,
-                      size: int) -> _Vectorized:  # fmt: skip
-    """`fn` traced on `sig` and batched over the basis of its last `seeds` leaves."""
-    traced = _trace(fn, sig)
-    flags = [i >= len(sig.specs) - seeds for i in range(len(sig.specs))]
-    flags += [False] * traced.bound_input_count
-    batched = ad.batch(traced.graph, flags, size, basis=flags, dialect=AddOp)
-    func = ad.materialize(batched.graph, name="batched")
-    return _Vectorized(Staged(traced, func), batched.batched_outputs)
+    basis = tuple(k >= len(leaves) - len(seed_specs) for k in range(len(leaves)))
+    stage = _cached(fn, ("basis", sig), lambda: _stage_vmap(fn, sig, basis, size, basis))
+    return stage.call({_arg_key(k): leaf for k, leaf in enumerate(leaves)}, (0, None), size)
 
 
 def _blocks(stacked: Any, specs: Sequence[ArraySpec], trailing: tuple[int, ...]) -> list[Any]:
@@ -1459,13 +1443,29 @@ class _Vectorized:
     def traced(self) -> TracedFunction:
         return self.staged.traced
 
+    def call(self, values: dict[InputKey, Any], out_axes: Any, size: int) -> Any:
+        """Run on `values`; the results with each batch axis at `out_axes` (a
+        pytree prefix of the results), the unbatched ones broadcast."""
+        results = self.staged.call(values)
+        out_leaf_axes = _leaf_axes(out_axes, _pack(self.traced, results), "out_axes")
+        placed = [
+            _place_output(r, flag, axis, size, k)
+            for k, (r, flag, axis) in enumerate(
+                zip(results, self.batched_outputs, out_leaf_axes, strict=True)
+            )
+        ]
+        return _pack(self.traced, placed)
 
-def _stage_vmap(
-    fn: Callable[..., Any], sig: _Signature, mapped: tuple[bool, ...], size: int
-) -> _Vectorized:
+
+def _stage_vmap(fn: Callable[..., Any], sig: _Signature, mapped: tuple[bool, ...], size: int,
+                basis: tuple[bool, ...] = ()) -> _Vectorized:  # fmt: skip
+    """`fn` traced on `sig` and batched over its `mapped` leaves (those flagged
+    in `basis` standing for the standard basis, see `ad.batch`)."""
     traced = _trace(fn, sig)
-    flags = [*mapped, *(False for _ in range(traced.bound_input_count))]
-    batched = ad.batch(traced.graph, flags, size)
+    bound = [False] * traced.bound_input_count
+    flags = [*mapped, *bound]
+    basis_flags = [*basis, *bound] if basis else []
+    batched = ad.batch(traced.graph, flags, size, basis=basis_flags, dialect=AddOp)
     func = ad.materialize(batched.graph, name="batched")
     return _Vectorized(Staged(traced, func), batched.batched_outputs)
 
@@ -1486,17 +1486,9 @@ def vmap(
             fn, ("vmap", example, mapped, size), lambda: _stage_vmap(fn, example, mapped, size)
         )
         values: dict[InputKey, Any] = {_arg_key(k): value for k, value in enumerate(call.leaves)}
-        results = stage.staged.call(values)
-        out = _pack(stage.traced, results)
-        out_leaf_axes = _leaf_axes(out_axes, out, "out_axes")
-        placed = [
-            _place_output(r, flag, axis, size, k)
-            for k, (r, flag, axis) in enumerate(
-                zip(results, stage.batched_outputs, out_leaf_axes, strict=True)
-            )
-        ]
+        out = stage.call(values, out_axes, size)
         record(*_flatten_args(args))
-        return _pack(stage.traced, placed)
+        return out
 
     options = {"in_axes": in_axes, "out_axes": out_axes, "axis_size": axis_size}
     return Transformed(vmapped, vmap, fn, **options)
