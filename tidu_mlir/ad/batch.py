@@ -123,7 +123,8 @@ def batch(
     check_new_symbol(module, sym_name)
 
     block = Block()
-    builder = BatchBuilder(block, size, _first_batchable(graph) or dialect)
+    dialect = (_first_batchable(graph) or dialect) if any(basis) else None
+    builder = BatchBuilder(block, size, dialect)
     values = _Values()
     offset = 0
     for op, is_mapped, is_basis in zip(inputs, mapped, basis, strict=True):
