@@ -179,10 +179,7 @@ class PrimOp(IRDLOperation, Differentiable, Evaluable, Batchable, VerifiesLocall
         parts = list(values)
         for strategy in PrimOp.SUM_STRATEGIES:
             parts = strategy(ctx, parts)
-        total = parts[0]
-        for part in parts[1:]:
-            total = emit_value(ctx, AddOp(total, part))
-        return total
+        return super().accumulate_all(ctx, parts)
 
     @classmethod
     def emit_one_hot_rows(cls, ctx: BatchContext, rows: OneHot) -> SSAValue | None:

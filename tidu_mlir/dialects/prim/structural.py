@@ -448,10 +448,7 @@ def _laid_out(ctx: RuleContext, elements: dict[int, list[SSAValue]], t: TensorTy
             pieces.append(full_like(ctx, 0.0, TensorType(element, [position - cursor])))
         if position in elements:
             parts = [emit_reshape(ctx, part, [1]) for part in elements[position]]
-            piece = parts[0]
-            for part in parts[1:]:
-                piece = emit_value(ctx, AddOp(piece, part))
-            pieces.append(piece)
+            pieces.append(AddOp.accumulate_all(ctx, parts))
         cursor = position + 1
     return emit_reshape(ctx, emit_value(ctx, ConcatenateOp(pieces, 0)), t.get_shape())
 
