@@ -13,17 +13,19 @@ them, a million-digit integer, a 1 MB line of garbage). For each, per tool:
 * in-process: `tidu_mlir.tools.opt.run` / `run.run` (the tool's own work:
   read, parse, verify, report; the least CPU time of `--repeat` runs, so a
   busy machine does not inflate it);
-* process: the installed executable, interpreter start-up and imports included;
+* process: the installed executable, interpreter start-up and imports
+  included (the best wall time of `--repeat` runs), which the verdict column
+  compares with the 1 s target;
 
 and the outcome (exit code, first line of stderr). tidu-run is run with
 `--entry @f --backend interp` and no arguments: a valid input ends with its
 "takes 1 arguments" error once parsed and verified.
 
-Figures (docs/fuzzing.md, "Known limits", has the table; CPU time, load
-5.5-6): every malformed input within 1 s in-process, an error on the last of
-22,000 ops 0.71 s (4.83 s before `tidu_mlir/fast_syntax.py` and the
-verification of one op per kind); the valid 22,000-op module 0.89 s in
-tidu-run, 1.11 s in tidu-opt, which prints it too (6.03 s before).
+Figures (docs/fuzzing.md, "Known limits", has the table; load 1.3-1.7):
+every malformed input rejected within 1 s as a process (an undefined value
+on the last of 22,000 ops 0.86 s, 0.48 s of it in-process; round 1's parser
+took 4.8 s in-process); the valid 22,000-op module 1.05 s in tidu-run, 1.25 s
+in tidu-opt, which prints it too.
 """
 
 from __future__ import annotations
@@ -67,12 +69,15 @@ def in_process(tool: str, path: Path, repeat: int) -> tuple[float, int, str]:
     return best, code, first
 
 
-def as_process(tool: str, path: Path) -> float:
-    """Wall time of the installed executable on `path`."""
+def as_process(tool: str, path: Path, repeat: int) -> float:
+    """The best wall time of `repeat` runs of the installed executable on `path`."""
     _, extra = TOOLS[tool]
-    start = time.perf_counter()
-    subprocess.run([str(TOOL_DIR / tool), str(path), *extra], capture_output=True, timeout=600)
-    return time.perf_counter() - start
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run([str(TOOL_DIR / tool), str(path), *extra], capture_output=True, timeout=600)
+        best = min(best, time.perf_counter() - start)
+    return best
 
 
 def bench(large: LargeInput, directory: Path, repeat: int) -> None:
@@ -80,8 +85,8 @@ def bench(large: LargeInput, directory: Path, repeat: int) -> None:
     path.write_text(large.text)
     for tool in TOOLS:
         seconds, code, first = in_process(tool, path, repeat)
-        process = as_process(tool, path)
-        verdict = "ok" if seconds <= TARGET else f"{seconds / TARGET:.1f}x target"
+        process = as_process(tool, path, repeat)
+        verdict = "ok" if process <= TARGET else f"{process / TARGET:.1f}x target"
         shown = first.replace(str(path), "input.mlir")[:70]
         size = len(large.text) / 1e6
         print(f"{large.name:24} {tool:8} {size:5.2f} MB  in-process {seconds:6.2f} s"

@@ -165,6 +165,9 @@ class LocatingParser(FastParser):
             op = super().parse_operation()
         except VerifyException as error:  # an attribute verified while it is built
             raise_since(self, _strip_prefix(str(error)), start)
+        return self._located(op, start)
+
+    def _located(self, op: Operation, start: int) -> Operation:
         if not isinstance(op.location, FileLineColLoc):
             line, column = self._line_and_column(start)
             op.location = file_line_col(

@@ -13,6 +13,9 @@ for every op).
 * one match for `%name = dialect.op`, the common head of an op (one result,
   a custom syntax), and for the operands and colon of a `PlainOp`
   (`%a, %b : T`), which it then builds itself;
+* one match for a whole line holding a `PlainOp` in its plain form, with a
+  type seen before (`%r = prim.add %a, %b : tensor<4xf64>`), the op built
+  directly (`PlainOp.build_plain`) and the block's loop resumed at the next line;
 * operands defined before with the very type object resolved by one lookup;
 * the cyclic garbage collector paused while it builds the module.
 
@@ -31,13 +34,24 @@ import gc
 import io
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, cast
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
-from xdsl.ir import Attribute, AttributeInvT, Operation, SSAValue, TypeAttribute
+from xdsl.dialects.builtin import UNKNOWN_LOC, FileLineColLoc, IntAttr, ModuleOp, StringAttr
+from xdsl.ir import (
+    Attribute,
+    AttributeInvT,
+    Block,
+    Operation,
+    OpResult,
+    SSAValue,
+    SSAValues,
+    TypeAttribute,
+    Use,
+)
+from xdsl.irdl import IRDLOperation
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.lexer import Span, Token
@@ -106,6 +120,18 @@ _SINGLE_RESULT_OP = re.compile(
 in a custom syntax."""
 
 
+_SSA_NAME_MATCH = re.compile(_SSA_NAME, re.ASCII)
+
+_PLAIN_LINE = re.compile(
+    rf"""({_SSA_NAME})[ \t]*=[ \t]*([a-zA-Z_][a-zA-Z0-9_$.]*+)[ \t]+
+    ({_SSA_NAME}(?:[ \t]*,[ \t]*{_SSA_NAME})*)[ \t]*:[ \t]*
+    ({_COMPACT_TYPE.pattern})[ \t]*\n""",
+    re.ASCII | re.VERBOSE,
+)
+"""A line `%r = dialect.op %a, %b : T` (groups: the result, the op's name, the
+operands, the type), ending with its newline (no location, no comment)."""
+
+
 @functools.cache
 def _operands_colon(count: int) -> re.Pattern[str]:
     """`%a, %b :` for `count` operands, each name a group (blanks: spaces, tabs)."""
@@ -122,6 +148,43 @@ class PlainOp:
     dictionary, go to the op's `parse`)."""
 
     PLAIN_OPERANDS: ClassVar[int]
+
+
+def _create_plain(
+    op_type: type[Operation], operands: Sequence[SSAValue], result_type: Attribute
+) -> Operation:
+    """`op_type.create(operands=operands, result_types=[result_type])`, for a
+    `PlainOp` built directly when `create` would set nothing more: its generic
+    path (defaults of properties and attributes, successors, regions) costs 6
+    of the 9 µs it takes, paid for each op a parser reads."""
+    if not _builds_plainly(op_type):
+        return op_type.create(operands=operands, result_types=[result_type])
+    op = op_type.__new__(op_type)
+    uses = tuple([Use(op, index) for index in range(len(operands))])
+    for operand, use in zip(operands, uses, strict=True):
+        operand.add_use(use)
+    op._operands = SSAValues(operands)  # pyright: ignore[reportPrivateUsage]
+    op._operand_uses = uses  # pyright: ignore[reportPrivateUsage]
+    op.results = SSAValues((OpResult(result_type, op, 0),))
+    op.properties = {}
+    op.attributes = {}
+    op.location = UNKNOWN_LOC
+    return op
+
+
+@functools.cache
+def _builds_plainly(op_type: type[Operation]) -> bool:
+    """Whether `create` would set no more than `_create_plain` does itself."""
+    if not issubclass(op_type, IRDLOperation):
+        return False
+    definition = op_type.get_irdl_definition()
+    return not (
+        definition.properties
+        or definition.attributes
+        or definition.regions
+        or definition.successors
+        or len(definition.results) != 1
+    )
 
 
 @contextlib.contextmanager
@@ -215,16 +278,46 @@ class FastParser(Parser):
         if match is None:
             return None
         t = self._type_at(match.end())
-        operands = [self._plain_operand(match, group, t) for group in range(1, count + 1)]
-        return op_type.create(operands=operands, result_types=[t])
+        names = [match.span(group) for group in range(1, count + 1)]
+        return _create_plain(op_type, [self._plain_operand(name, t) for name in names], t)
 
-    def _plain_operand(self, match: re.Match[str], group: int, type: Attribute) -> SSAValue:
-        """The operand named by `group` of `match`, used with `type`."""
-        if (value := self._defined(match[group][1:], 0, type)) is not None:
+    def _parse_block_body(self, block: Block) -> None:
+        # xDSL's loop over the ops of a block, a line of a plain op read at once.
+        while (op := self._parse_plain_line() or self.parse_optional_operation()) is not None:
+            block.add_op(op)
+
+    def _parse_plain_line(self) -> Operation | None:
+        """The `PlainOp` on the line of the current token, in its plain form with
+        a type met before (`_PLAIN_LINE`), read as `parse_operation` reads it
+        (None, nothing consumed, for any other line)."""
+        start = self.pos
+        match = _PLAIN_LINE.match(self._text, start)
+        if match is None or (t := self._types.get(match[4])) is None:
+            return None
+        stack = self._parser_state.dialect_stack
+        op_type = self.ctx.get_optional_op(match[2], dialect_stack=stack)
+        if op_type is None or not issubclass(op_type, PlainOp):
+            return None
+        names = [name.span() for name in _SSA_NAME_MATCH.finditer(self._text, *match.span(3))]
+        if len(names) != op_type.PLAIN_OPERANDS:
+            return None
+        operands = [self._plain_operand(name, t) for name in names]
+        op = self._located(_create_plain(op_type, operands, t), start)
+        self._resume_from(match.end())
+        result = Span(*match.span(1), self.lexer.input)
+        self._register_ssa_definition(match[1][1:], op.results, result)
+        return op
+
+    def _located(self, op: Operation, start: int) -> Operation:
+        """`op`, read from `start`, with the location this parser gives the ops
+        it reads (none: the one in the text, or unknown)."""
+        return op
+
+    def _plain_operand(self, name: tuple[int, int], type: Attribute) -> SSAValue:
+        """The operand whose name spans `name` in the text, used with `type`."""
+        if (value := self._defined(self._text[name[0] + 1 : name[1]], 0, type)) is not None:
             return value
-        return self.resolve_operand(
-            UnresolvedOperand(Span(*match.span(group), self.lexer.input), 0), type
-        )
+        return self.resolve_operand(UnresolvedOperand(Span(*name, self.lexer.input), 0), type)
 
     def _defined(self, name: str, index: int, type: Attribute) -> SSAValue | None:
         """Value `index` of `name` if defined before with this very type object

@@ -56,6 +56,7 @@ from tidu_mlir.fast_syntax import FastPrinter
 from tidu_mlir.lowering import LOWERING_TARGETS
 from tidu_mlir.passes.options import SymNameOptionPass, quote_pass_options
 from tidu_mlir.registry import all_passes, make_context, xdsl_universe
+from tidu_mlir.tools import exit_process
 
 
 class TiduOptMain(xDSLOptMain):
@@ -221,7 +222,7 @@ def run(args: Sequence[str] | None = None) -> int:
 
 
 def main() -> None:
-    sys.exit(run())
+    exit_process(run())
 
 
 # --------------------------------------------------------------------------

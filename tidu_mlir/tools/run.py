@@ -35,6 +35,7 @@ from tidu_mlir.dialects.cg import GraphOp, LinearOp, key_spec
 from tidu_mlir.graph import FragmentNotFoundError, fragment_signature, lookup_fragment
 from tidu_mlir.interp import evaluate_fragment, evaluate_func
 from tidu_mlir.registry import make_context
+from tidu_mlir.tools import exit_process
 from tidu_mlir.types import numpy_dtype
 
 
@@ -196,4 +197,4 @@ def run(argv: Sequence[str] | None = None) -> int:
 
 
 def main() -> None:
-    sys.exit(run())
+    exit_process(run())
