@@ -203,7 +203,7 @@ def _bounded_while(
     outer = innermost_trace()
     if outer is None or not isinstance(still, Tracer):
         if _static_truth(still):
-            raise RuntimeError(message)
+            raise prim.check_failure(message)
         return final
     flag = outer.emit(prim.ConvertOp(as_tracer(outer, still).value, i32)).results[0]
     zero = outer.emit(prim.ConstantOp.from_value(np.int32(0), TensorType(i32, []))).results[0]

@@ -41,9 +41,9 @@ def run_checks(compiled: runtime.CompiledFunction) -> None:
         values, total = compiled(good)
         np.testing.assert_allclose(values, np.exp(good), rtol=1e-14)
         assert float(total) == 5.0
-        with pytest.raises(RuntimeError, match=f"^{SMALL}$"):
+        with pytest.raises(prim.CheckFailedError, match=f"^{SMALL}$"):
             compiled(good * 3.0)
-        with pytest.raises(RuntimeError, match=f"^{POSITIVE}$"):
+        with pytest.raises(prim.CheckFailedError, match=f"^{POSITIVE}$"):
             compiled(good - 1.0)
 
 

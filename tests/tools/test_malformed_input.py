@@ -325,6 +325,23 @@ def test_tidu_run_reports_source_diagnostics(
     expect_diagnostic(code, capsys.readouterr().err, where, message)
 
 
+FAILING_CHECK = """func.func @f(%v: tensor<2xf64>) -> tensor<2xf64> {
+  %s = prim.reduce_sum %v, axes = [0] : tensor<2xf64> -> tensor<f64>
+  %ok = prim.compare lt, %s, %s : tensor<f64>
+  %r = prim.check %ok, %v, message = "sum too large" : tensor<2xf64>
+  func.return %r : tensor<2xf64>
+}
+"""
+
+
+@pytest.mark.parametrize("backend", ["interp", "llvm"])
+def test_tidu_run_reports_a_failed_check(capsys: pytest.CaptureFixture[str], backend: str) -> None:
+    """A `prim.check` false at run time is an error about the arguments, not a traceback."""
+    Path("in.mlir").write_text(FAILING_CHECK)
+    code = run.run(["in.mlir", "--entry", "@f", "--arg", "[1.0, 2.0]", "--backend", backend])
+    assert (code, capsys.readouterr().err) == (1, "tidu-run: error: sum too large\n")
+
+
 @pytest.mark.parametrize("sigil", ["%", "^", "!", "#"])
 def test_a_bare_sigil_names_the_character(capsys: pytest.CaptureFixture[str], sigil: str) -> None:
     """xDSL's lexer message has an unfilled `{first_char}`; ours names the character."""

@@ -18,7 +18,7 @@ here), which jumps to the guard the same way with the code
 `@tidu.check_messages` (an array of pointers to NUL-terminated UTF-8
 strings, an external global of the object code, so it is there as well in a
 module loaded from the disk cache). `JitFunction` reads the message there and
-raises `RuntimeError(message)`.
+raises `check_failure(message)` (`CheckFailedError`, or `LinAlgError`).
 
 Temporaries allocated by the failed call before the failure are not freed
 (there is no record of them); the process stays usable. Modules that neither

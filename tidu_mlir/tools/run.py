@@ -32,6 +32,7 @@ from tidu_mlir.diagnostics import (
     out_of_memory,
 )
 from tidu_mlir.dialects.cg import GraphOp, LinearOp, key_spec
+from tidu_mlir.dialects.prim.check import CheckFailedError
 from tidu_mlir.graph import FragmentNotFoundError, fragment_signature, lookup_fragment
 from tidu_mlir.interp import evaluate_fragment, evaluate_func
 from tidu_mlir.registry import make_context
@@ -189,6 +190,9 @@ def run(argv: Sequence[str] | None = None) -> int:
         return 1
     except (RunError, FragmentNotFoundError, DiagnosticException) as error:
         print(f"tidu-run: {error}", file=sys.stderr)
+        return 1
+    except (CheckFailedError, np.linalg.LinAlgError) as error:  # a `prim.check` failed
+        print(f"tidu-run: error: {error}", file=sys.stderr)
         return 1
     except MemoryError as error:  # the entry's tensors are too large for this machine
         print(f"tidu-run: error: {out_of_memory(error)}", file=sys.stderr)

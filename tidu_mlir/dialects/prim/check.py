@@ -2,7 +2,8 @@
 
 `prim.check %ok, %x, message = "..." : T` is `%x` unchanged when the 0-d
 boolean `%ok` holds, and a run-time failure with `message` otherwise (numpy
-reference and interpreter: `RuntimeError(message)`, or numpy's `LinAlgError`
+reference and interpreter: `CheckFailedError(message)`, a `RuntimeError`, or
+numpy's `LinAlgError`
 for a message starting with `LinAlgError: `, see `check_failure`; native code:
 a jump back to the entry point's guard, which `JitFunction` turns into the
 same error).
@@ -51,12 +52,16 @@ LINALG_ERROR = "LinAlgError: "
 (a singular matrix, one not positive definite), as numpy does."""
 
 
+class CheckFailedError(RuntimeError):
+    """A `prim.check` found its predicate false at run time (the check's message)."""
+
+
 def check_failure(message: str) -> Exception:
     """The error a failed check with `message` raises: `LinAlgError` (the message
-    without its prefix) for a `LINALG_ERROR` message, else `RuntimeError`."""
+    without its prefix) for a `LINALG_ERROR` message, else `CheckFailedError`."""
     if message.startswith(LINALG_ERROR):
         return np.linalg.LinAlgError(message.removeprefix(LINALG_ERROR))
-    return RuntimeError(message)
+    return CheckFailedError(message)
 
 
 @irdl_op_definition
@@ -159,4 +164,4 @@ class CheckOp(PrimOp):
 OPS: tuple[type[PrimOp], ...] = (CheckOp,)
 """The op classes of this layer, in the dialect's order."""
 
-__all__ = ["LINALG_ERROR", "CheckOp", "check_failure"]
+__all__ = ["LINALG_ERROR", "CheckFailedError", "CheckOp", "check_failure"]
