@@ -253,6 +253,24 @@ def test_jacobian_in_both_modes_and_hessian_match_td(client: Client) -> None:
         tdd.jacobian(f, x, mode="both")
 
 
+def test_large_captured_arrays_and_parameters_are_scattered_not_put_in_the_graph(
+    client: Client,
+) -> None:
+    a = RNG.standard_normal((400, 500))  # 1.6 MB, above SCATTER_BYTES
+    f = lambda v: tnp.tanh(a @ v)
+    x = RNG.standard_normal(500)
+    jacobian = tdd.jacobian(f, x, mode="fwd", chunk=250)
+    big_w = {"w": RNG.standard_normal((FEATURES, 40_000))}  # 1.9 MB of parameters
+    _, (xs, _) = dataset(40, 10)
+    per_example = tdd.map_blocks(lambda p, x: tnp.tanh(x @ p["w"]), big_w, xs)
+    for lazy in (jacobian, per_example):
+        assert len(cloudpickle.dumps(dict(lazy.__dask_graph__()))) < 100_000
+    assert client.futures  # the scattered objects
+    np.testing.assert_allclose(jacobian.compute(), td.jacfwd(f)(x), rtol=1e-12)
+    expected = np.tanh(xs.compute() @ big_w["w"])
+    np.testing.assert_allclose(per_example.compute(), expected, rtol=1e-12)
+
+
 def _held_block(x: np.ndarray, index: int, event_name: str) -> np.ndarray:
     """A data block that becomes available only once the test sets the event
     (blocks after the first two): the computation cannot end before the kill."""

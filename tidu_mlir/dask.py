@@ -81,10 +81,39 @@ def _example(leaf: Any, size: int, batch_axis: int) -> Any:
     return np.zeros(shape, leaf.dtype)
 
 
+SCATTER_BYTES = 1 << 20
+"""Objects the tasks share (exported functions with the arrays they captured,
+parameters) of at least this many bytes of arrays are scattered to the
+workers of the active `distributed` client when the graph is built, not
+written into the graph (which Dask sends through its scheduler)."""
+
+
+def _shared(value: Any, nbytes: int) -> Any:
+    """`value` as one node of the task graph: each worker receives it once, not
+    once per task that uses it; scattered beforehand (a future) when it is
+    large and a `distributed` client is active."""
+    client = _active_client() if nbytes >= SCATTER_BYTES else None
+    if client is None:
+        return delayed(value, pure=True)
+    return client.scatter(value, broadcast=True, hash=True)
+
+
+def _active_client() -> Any:
+    """The current `distributed` client, if there is one."""
+    try:
+        from distributed import default_client
+    except ImportError:  # plain Dask schedulers only
+        return None
+    try:
+        return default_client()
+    except ValueError:  # no client started
+        return None
+
+
 def _shipped(exported: Exported) -> Any:
-    """`exported` as one node of the task graph: each worker receives it (and
-    the arrays it captured) once, not once per task that uses it."""
-    return delayed(exported, pure=True)
+    """`exported` (and the arrays it captured) as one node of the task graph."""
+    captured = sum(s.nbytes for s in exported.sources if isinstance(s, np.ndarray))
+    return _shared(exported, captured)
 
 
 def _run_block(exported: Exported, tree: Any, *leaves: Any) -> list[Any]:
@@ -109,7 +138,7 @@ def _blockwise(fn: Callable[..., Any], args: tuple[Any, ...], batch_axis: int
     }
     shipped = {size: _shipped(e) for size, e in by_size.items()}
     # The other leaves (parameters) are graph nodes too: sent once per worker.
-    whole = {k: delayed(x, pure=True) for k, x in enumerate(leaves) if k not in blocks}
+    whole = {k: _shared(x, np.asarray(x).nbytes) for k, x in enumerate(leaves) if k not in blocks}
     results, exported = [], []
     for b, size in enumerate(chunks):
         block_leaves = [blocks[k][b] if k in blocks else whole[k] for k in range(len(leaves))]
@@ -217,7 +246,7 @@ def _by_basis_blocks(batched: Callable[[Any, Any], Any], x: np.ndarray, size: in
                 {min(chunk, size - s) for s in starts}}  # fmt: skip
     shipped = {n: _shipped(e) for n, e in exported.items()}
     point_and_basis = tree_flatten((x, x))[1]  # the structure of `batched`'s arguments
-    x_node = delayed(x, pure=True)  # one graph node: sent once to each worker, not per task
+    x_node = _shared(x, x.nbytes)
     block_exports = [exported[min(chunk, size - start)] for start in starts]
     results = [
         delayed(_run_block, pure=True)(
