@@ -78,7 +78,15 @@ def layouts(m: int, n: int, k: int, b: int = 3) -> dict[str, Layout]:
         "batched tn, result transposed": Layout(
             (b, k, n), (b, k, m), ([0], [0], [1], [1]), result_perm=[0, 2, 1]
         ),
-        "batch not leading (loops)": Layout((m, b, k), (b, k, n), ([1], [0], [2], [1])),
+        "batch not leading": Layout((m, b, k), (b, k, n), ([1], [0], [2], [1])),
+        "batch between the groups of both": Layout((m, b, k), (k, b, n), ([1], [1], [2], [0])),
+        "einsum ijk,mik->mij (gmm)": Layout(
+            (b, m, k), (n, b, k), ([0], [1], [2], [2]), result_perm=[2, 0, 1]
+        ),
+        "two batch axes, paired out of order": Layout(
+            (b, m, 2, k), (2, k, b, n), ([0, 2], [2, 0], [3], [1])
+        ),
+        "batch innermost (loops)": Layout((m, k, b), (k, n, b), ([2], [2], [1], [0])),
     }
 
 
@@ -132,6 +140,27 @@ def test_mlp_weight_gradient_layouts_call_gemm_without_loops(name: str, dtype: t
     symbol = blas.blas_symbols()[str(prim.element_type_of_dtype(dtype)), "gemm"]
     assert symbol in compile_function(function).llvm_ir
     assert loop_count(function) == 0  # transposes folded into the gemm flags
+
+
+@needs_blas
+@pytest.mark.parametrize(
+    ("name", "loops"),
+    [("batch not leading", 1), ("batch between the groups of both", 1),
+     ("einsum ijk,mik->mij (gmm)", 1), ("two batch axes, paired out of order", 2)],
+)  # fmt: skip
+def test_strided_batches_call_gemm_in_a_loop_per_batch_axis(name: str, loops: int) -> None:
+    """Batch axes anywhere: one gemm per matrix of the batch, the matrices
+    read and written in place (strided), no transpose copied."""
+    function = layouts(64, 48, 40)[name].function(np.float64)
+    assert "scipy_cblas_dgemm64_" in compile_function(function).llvm_ir
+    assert loop_count(function) == loops
+
+
+@needs_blas
+def test_a_batch_axis_of_unit_stride_stays_a_loop_nest() -> None:
+    """No BLAS matrix has a unit-stride axis in neither group."""
+    function = layouts(64, 48, 40)["batch innermost (loops)"].function(np.float64)
+    assert "cblas" not in compile_function(function).llvm_ir
 
 
 @needs_blas

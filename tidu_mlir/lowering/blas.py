@@ -5,16 +5,18 @@ numpy's wheels ship `scipy_openblas64_` (ILP64, symbols `scipy_cblas_dgemm64_`,
 `numpy.libs/`; this module loads it when it finds it, else everything stays a
 loop nest.
 
-A `dot_general` on f32/f64 maps to BLAS when, in the buffers actually read,
-each operand is a row-major matrix after grouping axes: leading batch axes
-(same order on both sides), then its free axes and contracting axes as two
-adjacent groups in either order (the order is the BLAS transpose flag). The
-buffers read may be those of `transpose` ops feeding the product (their
-permutation is folded into the axes, `Side.through`), and the result may be
-written transposed (`Cᵀ = Bᵀ·Aᵀ`: the operands swap). Unit axes are ignored.
-One call per product: `gemm`; `gemv` when one side has no free elements
-(`m == 1` or `n == 1`); batches loop over gemm/gemv calls with pointer offsets.
-Sizes below the measured crossovers (`*_MIN_FLOPS`), vector·vector and complex
+A `dot_general` on f32/f64 maps to BLAS when, in the buffers actually read
+and written (row-major), each operand and the result is a strided matrix:
+its two groups of axes (free and contracting; lhs-free and rhs-free for the
+result) each flatten to one axis, one of the two of unit stride (which one
+is the BLAS transpose flag) and the other's stride its leading dimension;
+the batch axes (paired in order) may sit anywhere, between the groups too,
+and are looped over with each buffer's own strides. The buffers read may be
+those of `transpose` ops feeding the product (their permutation is folded
+into the axes, `Side.through`), and the result may be written transposed
+(`Cᵀ = Bᵀ·Aᵀ`: the operands swap), batch axes moved included. Unit axes are
+ignored. `gemm`, or `gemv` when one side has no free elements (`m == 1` or
+`n == 1`). Sizes below the measured crossovers (`*_MIN_FLOPS`), vector·vector and complex
 products stay loop nests.
 """
 
@@ -26,7 +28,7 @@ import glob
 import math
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import cast
 
 import llvmlite.binding as llvm
@@ -93,8 +95,8 @@ def blas_symbols() -> dict[tuple[str, str], str]:
 
 @dataclass(frozen=True)
 class Side:
-    """One operand of a product, as axes of the buffer read: batch axes, free axes
-    (in result order) and contracting axes (in pairing order)."""
+    """One operand of a product, as axes of the (row-major) buffer read: batch
+    axes, free axes (in result order) and contracting axes (in pairing order)."""
 
     shape: tuple[int, ...]
     batch: tuple[int, ...]
@@ -115,10 +117,38 @@ class Side:
 
         return Side(tuple(shape), remap(self.batch), remap(self.free), remap(self.contract))
 
-    def is_laid_out(self, *groups: Sequence[int]) -> bool:
-        """Whether the buffer's axes are `groups` concatenated (unit axes ignored)."""
-        order = [a for group in groups for a in group if self.shape[a] != 1]
-        return order == [a for a in range(len(self.shape)) if self.shape[a] != 1]
+    def strides(self, axes: Sequence[int]) -> tuple[int, ...]:
+        """The element strides of `axes` in the buffer."""
+        after = [math.prod(self.shape[a + 1 :]) for a in range(len(self.shape))]
+        return tuple(after[a] for a in axes)
+
+    def group_stride(self, axes: Sequence[int]) -> int | None:
+        """The stride of the group `axes` read as one flattened axis (each axis
+        adjacent to the next in the buffer, unit axes aside); None if it is not
+        one; 1 for a group of one element."""
+        kept = [a for a in axes if self.shape[a] != 1]
+        if not kept:
+            return 1
+        strides = self.strides(kept)
+        for outer, inner, axis in zip(strides, strides[1:], kept[1:], strict=False):
+            if outer != inner * self.shape[axis]:
+                return None
+        return strides[-1]
+
+    def matrix(self, rows: Sequence[int], cols: Sequence[int]) -> tuple[bool, int] | None:
+        """How row-major BLAS reads the (rows x cols) matrix of these axes:
+        (False, ld) when element (r, c) is at r·ld + c, (True, ld) when at
+        c·ld + r (its transpose is stored); None when neither (batch axes may
+        sit anywhere, also between the two groups: then ld exceeds a row)."""
+        row_stride, col_stride = self.group_stride(rows), self.group_stride(cols)
+        if row_stride is None or col_stride is None:
+            return None
+        row_count, col_count = self.size(rows), self.size(cols)
+        if col_stride == 1 and (row_count == 1 or row_stride >= col_count):
+            return False, max(row_stride if row_count > 1 else col_count, 1)
+        if row_stride == 1 and (col_count == 1 or col_stride >= row_count):
+            return True, max(col_stride if col_count > 1 else row_count, 1)
+        return None
 
 
 def sides(op: prim.DotGeneralOp) -> tuple[Side, Side]:
@@ -132,31 +162,49 @@ def sides(op: prim.DotGeneralOp) -> tuple[Side, Side]:
     return side(prim.shape_of(op.lhs), lb, lc), side(prim.shape_of(op.rhs), rb, rc)
 
 
+def result_side(lhs: Side, rhs: Side, permutation: Sequence[int] | None = None) -> Side:
+    """The buffer a product writes, as a `Side` whose free axes are the lhs-free
+    ones and contracting axes the rhs-free ones: the result (batch, lhs free,
+    rhs free), or `transpose(result, permutation)`."""
+    nb, nl, nr = len(lhs.batch), len(lhs.free), len(rhs.free)
+    shape = (*(lhs.shape[a] for a in (*lhs.batch, *lhs.free)), *(rhs.shape[a] for a in rhs.free))
+    axes = range(nb + nl + nr)
+    side = Side(shape, tuple(axes[:nb]), tuple(axes[nb : nb + nl]), tuple(axes[nb + nl :]))
+    if permutation is None:
+        return side
+    position = {source: axis for axis, source in enumerate(permutation)}
+
+    def moved(axes: Sequence[int]) -> tuple[int, ...]:
+        return tuple(position[a] for a in axes)
+
+    transposed = tuple(shape[source] for source in permutation)
+    return Side(transposed, moved(side.batch), moved(side.free), moved(side.contract))
+
+
 @dataclass(frozen=True)
 class BlasCall:
-    """`C[b] = op(A[b]) @ op(B[b])` for `b < batch`, row-major, C of shape M×N."""
+    """`C[b] = op(A[b]) @ op(B[b])` for every batch index b, row-major, C of
+    shape M×N: A, B and C with leading dimensions `ld` (a, b, c) and, per batch
+    axis of `batch` (sizes), the element strides of the three buffers."""
 
     routine: str
-    batch: int
+    batch: tuple[int, ...]
+    batch_strides: tuple[tuple[int, int, int], ...]
     m: int
     n: int
     k: int
     trans_a: bool
     trans_b: bool
+    ld: tuple[int, int, int]
+    swapped: bool
+    """A is the product's rhs (the buffer written holds Cᵀ = Bᵀ·Aᵀ)."""
 
 
-def _trans(side: Side, first: Sequence[int], second: Sequence[int]) -> bool | None:
-    """False for batch+first+second order, True for batch+second+first, else None."""
-    if side.is_laid_out(side.batch, first, second):
-        return False
-    if side.is_laid_out(side.batch, second, first):
-        return True
-    return None
-
-
-def plan_call(lhs: Side, rhs: Side, element: Attribute) -> BlasCall | None:
-    """The BLAS call computing `dot(lhs, rhs)` (result: batch, lhs free, rhs free)."""
-    batch = lhs.size(lhs.batch)
+def plan_call(lhs: Side, rhs: Side, out: Side, element: Attribute) -> BlasCall | None:
+    """The BLAS call computing `dot(lhs, rhs)` into the buffer `out` (see
+    `result_side`), swapping the operands (Cᵀ = Bᵀ·Aᵀ) when `out` holds the
+    result transposed; None when a buffer is no strided matrix or below the
+    crossovers."""
     m, n, k = lhs.size(lhs.free), rhs.size(rhs.free), lhs.size(lhs.contract)
     if m == n == 1:  # vector·vector: the vectorized loop reduction is as good
         return None
@@ -164,30 +212,28 @@ def plan_call(lhs: Side, rhs: Side, element: Attribute) -> BlasCall | None:
     minimum = GEMV_MIN_FLOPS if routine == "gemv" else BLAS_MIN_FLOPS
     if (str(element), routine) not in blas_symbols() or m * n * k < minimum:
         return None
-    trans_a = _trans(lhs, lhs.free, lhs.contract)
-    trans_b = _trans(rhs, rhs.contract, rhs.free)
-    if trans_a is None or trans_b is None:
+    written = out.matrix(out.free, out.contract)
+    if written is None:
         return None
-    return BlasCall(routine, batch, m, n, k, trans_a, trans_b)
-
-
-def _result_groups(
-    permutation: Sequence[int], nb: int, nl: int
-) -> tuple[list[int], list[int], bool] | None:
-    """For `transpose(dot_result, permutation)` (dot result: nb batch, nl lhs-free,
-    then rhs-free axes): the lhs-free and rhs-free result positions in transposed
-    order, and whether rhs-free comes first; None if the batch axes move or the
-    free groups interleave."""
-    if list(permutation[:nb]) != list(range(nb)):
+    if written[0]:  # out holds Cᵀ: compute it as Bᵀ·Aᵀ
+        lhs, rhs, m, n = rhs, lhs, n, m
+    a, b = lhs.matrix(lhs.free, lhs.contract), rhs.matrix(rhs.contract, rhs.free)
+    if a is None or b is None:
         return None
-    rest = list(permutation[nb:])
-    is_lhs = [axis < nb + nl for axis in rest]
-    lhs_first = is_lhs == sorted(is_lhs, reverse=True)
-    if not lhs_first and is_lhs != sorted(is_lhs):
-        return None
-    lhs_axes = [a - nb for a in rest if a < nb + nl]
-    rhs_axes = [a - nb - nl for a in rest if a >= nb + nl]
-    return lhs_axes, rhs_axes, not lhs_first
+    kept = [i for i, axis in enumerate(lhs.batch) if lhs.shape[axis] != 1]
+    strides = [lhs.strides(lhs.batch), rhs.strides(rhs.batch), out.strides(out.batch)]
+    return BlasCall(
+        routine,
+        batch=tuple(lhs.shape[lhs.batch[i]] for i in kept),
+        batch_strides=tuple((strides[0][i], strides[1][i], strides[2][i]) for i in kept),
+        m=m,
+        n=n,
+        k=k,
+        trans_a=a[0],
+        trans_b=b[0],
+        ld=(a[1], b[1], written[1]),
+        swapped=written[0],
+    )
 
 
 @dataclass(frozen=True)
@@ -215,26 +261,25 @@ def plan_products(ops: Sequence[Operation]) -> dict[prim.DotGeneralOp, Product]:
 
 
 def _plan(op: prim.DotGeneralOp, folded: set[prim.TransposeOp]) -> Product | None:
-    """Fold a transpose of the result (its only use) if BLAS can write it, else
-    plain; both read through transposes used only by `op` and not yet folded."""
+    """Write a transpose of the result (its only use) if BLAS can, else the
+    result; both read through transposes used only by `op` and not yet folded."""
     element = prim.element_type_of(op.result.type)
     if prim.is_complex(element):
         return None
-    lhs, rhs = sides(op)
-    operands = (_Operand(op.lhs, lhs), _Operand(op.rhs, rhs))
+    lhs, rhs = (
+        _Operand(value, side).look_through(folded)
+        for value, side in zip((op.lhs, op.rhs), sides(op), strict=True)
+    )
     uses = list(op.result.uses)
     user = uses[0].operation if len(uses) == 1 else None
     if isinstance(user, prim.TransposeOp):
-        groups = _result_groups(user.prop_values("permutation"), len(lhs.batch), len(lhs.free))
-        if groups is not None:
-            lhs_order, rhs_order, swapped = groups
-            left = _Operand(op.lhs, replace(lhs, free=tuple(lhs.free[i] for i in lhs_order)))
-            right = _Operand(op.rhs, replace(rhs, free=tuple(rhs.free[i] for i in rhs_order)))
-            pair = (right, left) if swapped else (left, right)
-            product = _product(pair, element, user.result, (user,), folded)
-            if product is not None:
-                return product
-    return _product(operands, element, op.result, (), folded)
+        out = result_side(lhs[0].side, rhs[0].side, user.prop_values("permutation"))
+        if (call := plan_call(lhs[0].side, rhs[0].side, out, element)) is not None:
+            return _product(call, lhs, rhs, user.result, (user,))
+    out = result_side(lhs[0].side, rhs[0].side)
+    if (call := plan_call(lhs[0].side, rhs[0].side, out, element)) is not None:
+        return _product(call, lhs, rhs, op.result, ())
+    return None
 
 
 @dataclass(frozen=True)
@@ -257,17 +302,13 @@ class _Operand:
         return self, ()
 
 
-def _product(
-    pair: tuple[_Operand, _Operand],
-    element: Attribute,
-    result: SSAValue,
-    transposes: tuple[prim.TransposeOp, ...],
-    folded: set[prim.TransposeOp],
-) -> Product | None:
-    (a, a_folded), (b, b_folded) = (operand.look_through(folded) for operand in pair)
-    call = plan_call(a.side, b.side, element)
-    if call is None:
-        return None
+Looked = tuple[_Operand, tuple[prim.TransposeOp, ...]]
+
+
+def _product(call: BlasCall, lhs: Looked, rhs: Looked, result: SSAValue,
+             transposes: tuple[prim.TransposeOp, ...]) -> Product:  # fmt: skip
+    """The product of `call`, its operands in the order it reads them."""
+    (a, a_folded), (b, b_folded) = (rhs, lhs) if call.swapped else (lhs, rhs)
     return Product(call, a.value, b.value, result, (*transposes, *a_folded, *b_folded))
 
 
@@ -283,28 +324,31 @@ def emit_call(
     operands: Sequence[Buffer],
     out: Buffer,
 ) -> None:
-    """Insert the BLAS call(s) computing `call` into `out` (a loop over batches)."""
+    """Insert the BLAS call(s) computing `call` into `out` (a loop nest over the
+    batch axes, each matrix at its offset)."""
     ptr = llvm_dialect.LLVMPointerType()
     pointers = [
         b.insert(UnrealizedConversionCastOp.get([x.ref], [ptr])).results[0]
         for x in (*operands, out)
     ]
     emit = functools.partial(_EMITTERS[call.routine], module, call, element)
-    if call.batch == 1:
+    if not call.batch:
         emit(b, pointers)
         return
-    strides = (call.m * call.k, call.k * call.n, call.m * call.n)
 
     def body(bb: Builder, ivs: list[SSAValue]) -> None:
-        emit(
-            bb,
-            [
-                offset_pointer(bb, p, ivs[0], s, element)
-                for p, s in zip(pointers, strides, strict=True)
-            ],
-        )
+        emit(bb, [batch_pointer(bb, p, ivs, [s[j] for s in call.batch_strides], element)
+                  for j, p in enumerate(pointers)])  # fmt: skip
 
-    lb.nest(b, [call.batch], body)
+    lb.nest(b, list(call.batch), body)
+
+
+def batch_pointer(b: Builder, pointer: SSAValue, ivs: Sequence[SSAValue],
+                  strides: Sequence[int], element: Attribute) -> SSAValue:  # fmt: skip
+    """`pointer` advanced by `sum(iv * stride)` elements: one matrix of a batch."""
+    for iv, stride in zip(ivs, strides, strict=True):
+        pointer = offset_pointer(b, pointer, iv, stride, element)
+    return pointer
 
 
 def offset_pointer(
@@ -340,13 +384,12 @@ def _gemm(
     module: ModuleOp, call: BlasCall, element: Attribute, b: Builder, pointers: Sequence[SSAValue]
 ) -> None:
     a, bm, c = pointers
-    lda = call.m if call.trans_a else call.k
-    ldb = call.k if call.trans_b else call.n
+    lda, ldb, ldc = call.ld
     args = [
         *int_consts(b, i32, _ROW_MAJOR, _flag(call.trans_a), _flag(call.trans_b)),
         *int_consts(b, i64, call.m, call.n, call.k),
         float_const(b, 1.0, element), a, int_const(b, lda, i64), bm, int_const(b, ldb, i64),
-        float_const(b, 0.0, element), c, int_const(b, call.n, i64),
+        float_const(b, 0.0, element), c, int_const(b, ldc, i64),
     ]  # fmt: skip
     call_external(module, b, blas_symbols()[str(element), "gemm"], args)
 
@@ -354,21 +397,23 @@ def _gemm(
 def _gemv(
     module: ModuleOp, call: BlasCall, element: Attribute, b: Builder, pointers: Sequence[SSAValue]
 ) -> None:
-    """`y = op(A) x`: A is the lhs when the rhs is a vector (n == 1), else the rhs
-    (then y = op(B)ᵀ x)."""
+    """`y = op(A) x`: A is the lhs when the rhs is a vector (n == 1; its elements
+    `ld` apart, as those of y), else the rhs (then y = op(B)ᵀ x, x's elements 1
+    or, stored transposed, `ld` apart)."""
     a, bm, c = pointers
+    lda, ldb, ldc = call.ld
     if call.n == 1:
-        matrix, vector = a, bm
+        matrix, ld, vector, step, y_step = a, lda, bm, ldb, ldc
         rows, cols = (call.k, call.m) if call.trans_a else (call.m, call.k)
         trans = call.trans_a
     else:
-        matrix, vector = bm, a
+        matrix, ld, vector, step, y_step = bm, ldb, a, lda if call.trans_a else 1, 1
         rows, cols = (call.n, call.k) if call.trans_b else (call.k, call.n)
         trans = not call.trans_b
     args = [
         *int_consts(b, i32, _ROW_MAJOR, _flag(trans)), *int_consts(b, i64, rows, cols),
-        float_const(b, 1.0, element), matrix, int_const(b, cols, i64), vector, int_const(b, 1, i64),
-        float_const(b, 0.0, element), c, int_const(b, 1, i64),
+        float_const(b, 1.0, element), matrix, int_const(b, ld, i64), vector,
+        int_const(b, step, i64), float_const(b, 0.0, element), c, int_const(b, y_step, i64),
     ]  # fmt: skip
     call_external(module, b, blas_symbols()[str(element), "gemv"], args)
 
