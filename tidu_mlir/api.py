@@ -81,7 +81,7 @@ class Staged:
     func: FuncOp
     _run: Executable | None = field(default=None, repr=False)
 
-    @property
+    @functools.cached_property
     def arg_keys(self) -> list[InputKey]:
         attrs = self.func.arg_attrs
         assert attrs is not None, "materialized functions carry their keys"
@@ -130,7 +130,9 @@ def _inline(func: FuncOp, args: Sequence[Any]) -> list[Tracer]:
     return results
 
 
+@functools.cache
 def _arg_key(index: int) -> KeyAttr:
+    """The input key of argument leaf `index` (made once: every call binds them)."""
     return KeyAttr(f"arg{index}")
 
 
@@ -186,6 +188,14 @@ class _Signature:
     specs: tuple[ArraySpec, ...]
     labels: tuple[str, ...] = field(default=(), compare=False)
     """How errors name the arguments (`argument 0`); `argument <i>` when empty."""
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    @functools.cached_property
+    def _hash(self) -> int:
+        """Hashed once: a signature is looked up in the stage cache on every call."""
+        return hash((self.trees, self.specs))
 
     @staticmethod
     def of_arrays(specs: Sequence[ArraySpec]) -> _Signature:
@@ -915,7 +925,9 @@ def jit(fn: Callable[..., Any], *, static_argnums: int | Sequence[int] | None = 
             statics = None
             leaves, sig = _flatten_args(args)
         staged = _cached(fn, ("jit", sig, statics), lambda: _stage_primal(fn, sig, statics))
-        result = _pack(staged.traced, staged.call(_primal_values(leaves, sig.specs)))
+        # The stage was chosen by these leaves' own specs: nothing to check.
+        inputs: dict[InputKey, Any] = {_arg_key(i): leaf for i, leaf in enumerate(leaves)}
+        result = _pack(staged.traced, staged.call(inputs))
         if not (kwargs or nums):
             record(leaves, sig)
         return result

@@ -81,3 +81,32 @@ def test_a_zero_bound_caches_nothing_and_still_computes() -> None:
     for _ in range(2):
         np.testing.assert_allclose(jitted(x), np.sin(x) * x + 1.0, rtol=1e-12)
     assert len(calls) == 2 and len(api._STAGES) == 0
+
+
+def test_a_cached_call_builds_no_ir_and_copies_no_dense_argument(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The per-call path of a compiled function: no xDSL attribute made (input
+    keys are made once), no `np.require` on arguments already dense; a view
+    is still copied to a dense buffer."""
+    from xdsl.ir import Attribute
+
+    from tidu_mlir import execution
+
+    jitted = td.jit(lambda x, y: x * y + 1.0)
+    x, y = np.linspace(0.0, 1.0, 6), np.ones(6)
+    jitted(x, y)
+    made: list[int] = []
+    original_init = Attribute.__post_init__
+    monkeypatch.setattr(Attribute, "__post_init__", lambda a: made.append(1) or original_init(a))
+    required: list[int] = []
+    original_require = np.require
+    monkeypatch.setattr(
+        execution.np, "require", lambda *a, **k: required.append(1) or original_require(*a, **k)
+    )
+    for _ in range(10):
+        np.testing.assert_array_equal(jitted(x, y), x * y + 1.0)
+    assert (made, required) == ([], [])
+    wide = np.linspace(0.0, 1.0, 12)
+    np.testing.assert_array_equal(jitted(wide[::2], y), wide[::2] * y + 1.0)
+    assert required == [1]
