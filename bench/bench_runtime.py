@@ -5,8 +5,8 @@ table, in one run per thread count.
 
 For each thread count the table is measured in a fresh subprocess whose
 environment caps the threads before anything is imported: `OMP_NUM_THREADS`
-and `OPENBLAS_NUM_THREADS` for tidu, `XLA_FLAGS` (Eigen's thread pool off,
-`intra_op_parallelism_threads`) for JAX. Each row is a compiled function of
+and `OPENBLAS_NUM_THREADS` for tidu, `XLA_FLAGS` (Eigen's thread pool off)
+for JAX at one thread (at more, JAX's default: a thread per core). Each row is a compiled function of
 tidu (`td.jit` of the transform) and the same program under `jax.jit`, called
 on the same inputs: a few warm-up calls (the first compiles), then calls of
 the two interleaved (tidu, JAX, tidu, ...) for about `--seconds` each; the
@@ -42,14 +42,18 @@ Row = tuple[str, Callable[[], Any], Callable[[], Any] | None]
 
 
 def thread_environment(threads: int) -> dict[str, str]:
-    """The environment of a measuring subprocess limited to `threads` threads."""
-    xla = "--xla_cpu_multi_thread_eigen=false" if threads == 1 else ""
-    return {
+    """The environment of a measuring subprocess limited to `threads` threads
+    (JAX: one thread by turning Eigen's pool off, else its default, one
+    thread per core)."""
+    environment = {
         **os.environ,
         "OMP_NUM_THREADS": str(threads),
         "OPENBLAS_NUM_THREADS": str(threads),
-        "XLA_FLAGS": f"{xla} intra_op_parallelism_threads={threads}".strip(),
     }
+    if threads == 1:
+        single = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+        environment["XLA_FLAGS"] = single
+    return environment
 
 
 def rows(only: str | None) -> Iterator[Row]:
