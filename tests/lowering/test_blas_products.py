@@ -9,12 +9,13 @@ axes. Each runs just below and just above the BLAS thresholds, f32 and f64.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from xdsl.dialects import scf
+from xdsl.dialects import memref, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
@@ -71,7 +72,7 @@ def layouts(m: int, n: int, k: int, b: int = 3) -> dict[str, Layout]:
             (m, 2, k // 2), (2, k // 2, n), ([], [], [1, 2], [0, 1])
         ),
         "several free axes": Layout((2, m // 2, k), (k, n), ([], [], [2], [0])),
-        "contracting axes in other order (loops)": Layout(
+        "contracting axes in other order": Layout(
             (m, 2, k // 2), (k // 2, 2, n), ([], [], [1, 2], [1, 0])
         ),
         "batched nn": Layout((b, m, k), (b, k, n), ([0], [0], [2], [1])),
@@ -86,7 +87,7 @@ def layouts(m: int, n: int, k: int, b: int = 3) -> dict[str, Layout]:
         "two batch axes, paired out of order": Layout(
             (b, m, 2, k), (2, k, b, n), ([0, 2], [2, 0], [3], [1])
         ),
-        "batch innermost (loops)": Layout((m, k, b), (k, n, b), ([2], [2], [1], [0])),
+        "batch innermost": Layout((m, k, b), (k, n, b), ([2], [2], [1], [0])),
     }
 
 
@@ -157,10 +158,21 @@ def test_strided_batches_call_gemm_in_a_loop_per_batch_axis(name: str, loops: in
 
 
 @needs_blas
-def test_a_batch_axis_of_unit_stride_stays_a_loop_nest() -> None:
-    """No BLAS matrix has a unit-stride axis in neither group."""
-    function = layouts(64, 48, 40)["batch innermost (loops)"].function(np.float64)
-    assert "cblas" not in compile_function(function).llvm_ir
+@pytest.mark.parametrize(("mnk", "gemm"), [((64, 48, 40), True), ((64, 4, 48), False)])
+def test_an_operand_of_no_matrix_layout_is_copied_when_the_product_pays_for_it(
+    mnk: tuple[int, int, int], gemm: bool
+) -> None:
+    """A batch axis of unit stride: no BLAS matrix reads the operands in place.
+    They are copied (a transposed temporary each) when the product does at
+    least `COPY_RATIO` multiply-adds per element copied (the lhs: n of them,
+    4 < 8 in the second case, above the BLAS threshold), else it is a loop nest."""
+    assert math.prod(mnk) * 3 >= blas.BLAS_MIN_FLOPS
+    function = layouts(*mnk)["batch innermost"].function(np.float64)
+    assert ("scipy_cblas_dgemm64_" in compile_function(function).llvm_ir) == gemm
+    module = ModuleOp([function.clone()])
+    lower_prim_to_loops(module)
+    temporaries = sum(isinstance(op, memref.AllocOp) for op in module.walk())
+    assert temporaries == (2 if gemm else 0)
 
 
 @needs_blas

@@ -15,7 +15,9 @@ and are looped over with each buffer's own strides. The buffers read may be
 those of `transpose` ops feeding the product (their permutation is folded
 into the axes, `Side.through`), and the result may be written transposed
 (`Cᵀ = Bᵀ·Aᵀ`: the operands swap), batch axes moved included. Unit axes are
-ignored. `gemm`, or `gemv` when one side has no free elements (`m == 1` or
+ignored. An operand of no such layout is copied to one (a transposed
+temporary) when the product is large enough for the copy (`COPY_RATIO`).
+`gemm`, or `gemv` when one side has no free elements (`m == 1` or
 `n == 1`). Sizes below the measured crossovers (`*_MIN_FLOPS`), vector·vector and complex
 products stay loop nests.
 """
@@ -198,6 +200,9 @@ class BlasCall:
     ld: tuple[int, int, int]
     swapped: bool
     """A is the product's rhs (the buffer written holds Cᵀ = Bᵀ·Aᵀ)."""
+    copies: tuple[tuple[int, ...] | None, tuple[int, ...] | None] = (None, None)
+    """For A and B: read from a copy of the buffer transposed by this
+    permutation (the operand is no strided matrix), or in place (None)."""
 
 
 def plan_call(lhs: Side, rhs: Side, out: Side, element: Attribute) -> BlasCall | None:
@@ -217,9 +222,14 @@ def plan_call(lhs: Side, rhs: Side, out: Side, element: Attribute) -> BlasCall |
         return None
     if written[0]:  # out holds Cᵀ: compute it as Bᵀ·Aᵀ
         lhs, rhs, m, n = rhs, lhs, n, m
-    a, b = lhs.matrix(lhs.free, lhs.contract), rhs.matrix(rhs.contract, rhs.free)
-    if a is None or b is None:
+    flops = lhs.size(lhs.batch) * m * n * k
+    read_a, read_b = (
+        _read(lhs, lhs.free, lhs.contract, flops),
+        _read(rhs, rhs.contract, rhs.free, flops),
+    )
+    if read_a is None or read_b is None:
         return None
+    (lhs, copy_a, a), (rhs, copy_b, b) = read_a, read_b
     kept = [i for i, axis in enumerate(lhs.batch) if lhs.shape[axis] != 1]
     strides = [lhs.strides(lhs.batch), rhs.strides(rhs.batch), out.strides(out.batch)]
     return BlasCall(
@@ -233,7 +243,36 @@ def plan_call(lhs: Side, rhs: Side, out: Side, element: Attribute) -> BlasCall |
         trans_b=b[0],
         ld=(a[1], b[1], written[1]),
         swapped=written[0],
+        copies=(copy_a, copy_b),
     )
+
+
+COPY_RATIO = 8
+"""An operand that is no strided matrix is copied to one (a transpose) when
+the product does at least this many multiply-adds per element copied."""
+
+
+def _read(side: Side, rows: tuple[int, ...], cols: tuple[int, ...], flops: int
+          ) -> tuple[Side, tuple[int, ...] | None, tuple[bool, int]] | None:  # fmt: skip
+    """How BLAS reads the (rows x cols) matrices of `side`: in place, or from a
+    copy laid out (batch, rows, cols) when it is no strided matrix and the
+    product is large enough (`COPY_RATIO`): (the side read, the copy's
+    permutation of `side`'s buffer or None, `Side.matrix` of it)."""
+    if (matrix := side.matrix(rows, cols)) is not None:
+        return side, None, matrix
+    if math.prod(side.shape) * COPY_RATIO > flops:
+        return None
+    permutation = (*side.batch, *rows, *cols)
+    position = {axis: place for place, axis in enumerate(permutation)}
+
+    def moved(axes: Sequence[int]) -> tuple[int, ...]:
+        return tuple(position[a] for a in axes)
+
+    shape = tuple(side.shape[a] for a in permutation)
+    copied = Side(shape, moved(side.batch), moved(side.free), moved(side.contract))
+    matrix = copied.matrix(moved(rows), moved(cols))
+    assert matrix is not None, "a (batch, rows, cols) buffer is a strided matrix"
+    return copied, permutation, matrix
 
 
 @dataclass(frozen=True)

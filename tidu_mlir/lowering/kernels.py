@@ -205,11 +205,17 @@ def transpose_kernel(
     lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Buffer], out: Buffer
 ) -> None:
     assert isinstance(op, prim.TransposeOp)
-    perm = op.prop_values("permutation")
+    emit_transpose(lb, b, op.prop_values("permutation"), operands[0], out)
+
+
+def emit_transpose(
+    lb: LoopBuilder, b: Builder, permutation: Sequence[int], source: Buffer, out: Buffer
+) -> None:
+    """`out` = `source` transposed: `out[i] = source[i permuted]`, a loop nest."""
 
     def body(bb: Builder, ivs: Index) -> None:
-        source = _place(len(perm), [(perm, ivs)])
-        lb.store(bb, out, ivs, lb.load(bb, operands[0], source))
+        place = _place(len(permutation), [(permutation, ivs)])
+        lb.store(bb, out, ivs, lb.load(bb, source, place))
 
     lb.nest(b, out.shape, body)
 

@@ -60,7 +60,7 @@ from tidu_mlir.lowering.allocation_guard import check_failure_symbol
 from tidu_mlir.lowering.blas import Product, emit_call, plan_products
 from tidu_mlir.lowering.element_rules import ELEMENT_RULES, apply_elementwise
 from tidu_mlir.lowering.fusion import Cluster, plan
-from tidu_mlir.lowering.kernels import KERNELS, constant_element
+from tidu_mlir.lowering.kernels import KERNELS, constant_element, emit_transpose
 from tidu_mlir.lowering.lapack import LINALG_OPS, MatrixCalls, emit_linalg, scratch_types
 from tidu_mlir.lowering.loops import Buffer, Index, LoopBuilder, buffer_memref_type
 from tidu_mlir.lowering.math_library import MathLibrary
@@ -266,14 +266,28 @@ class FunctionLowering:
     def _emit_kernel(self, op: Operation) -> None:
         """The op's loop-nest kernel, or a BLAS call for a planned matrix product."""
         if isinstance(op, prim.DotGeneralOp) and (product := self.products.get(op)):
-            operands = [self.buffer_of(product.lhs), self.buffer_of(product.rhs)]
-            out = self._result_buffer(product.result)
             element = prim.element_type_of(op.result.type)
+            operands = [
+                self._transposed_copy(self.buffer_of(value), copy, element)
+                for value, copy in zip((product.lhs, product.rhs), product.call.copies, strict=True)
+            ]
+            out = self._result_buffer(product.result)
             emit_call(self.module, self.loops, self.builder, product.call, element, operands, out)
             return
         operands = [self.buffer_of(v) for v in op.operands]
         out = self._result_buffer(op.results[0])
         KERNELS[type(op)](self.loops, self.builder, op, operands, out)
+
+    def _transposed_copy(
+        self, buffer: Buffer, permutation: tuple[int, ...] | None, element: Attribute
+    ) -> Buffer:
+        """`buffer`, or a new temporary holding it transposed by `permutation`."""
+        if permutation is None:
+            return buffer
+        shape = [buffer.shape[axis] for axis in permutation]
+        copy = self._alloc(TensorType(element, shape))
+        emit_transpose(self.loops, self.builder, permutation, buffer, copy)
+        return copy
 
     def _emit_reshape(self, op: Operation) -> None:
         """A view of the operand's buffer with the result's shape (no copy)."""
