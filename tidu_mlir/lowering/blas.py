@@ -119,6 +119,16 @@ class Side:
 
         return Side(tuple(shape), remap(self.batch), remap(self.free), remap(self.contract))
 
+    def transposed(self, permutation: Sequence[int]) -> Side:
+        """This side in the buffer `transpose(x, permutation)` (x: this side's)."""
+        position = {source: axis for axis, source in enumerate(permutation)}
+
+        def moved(axes: Sequence[int]) -> tuple[int, ...]:
+            return tuple(position[a] for a in axes)
+
+        shape = tuple(self.shape[source] for source in permutation)
+        return Side(shape, moved(self.batch), moved(self.free), moved(self.contract))
+
     def strides(self, axes: Sequence[int]) -> tuple[int, ...]:
         """The element strides of `axes` in the buffer."""
         after = [math.prod(self.shape[a + 1 :]) for a in range(len(self.shape))]
@@ -172,15 +182,7 @@ def result_side(lhs: Side, rhs: Side, permutation: Sequence[int] | None = None) 
     shape = (*(lhs.shape[a] for a in (*lhs.batch, *lhs.free)), *(rhs.shape[a] for a in rhs.free))
     axes = range(nb + nl + nr)
     side = Side(shape, tuple(axes[:nb]), tuple(axes[nb : nb + nl]), tuple(axes[nb + nl :]))
-    if permutation is None:
-        return side
-    position = {source: axis for axis, source in enumerate(permutation)}
-
-    def moved(axes: Sequence[int]) -> tuple[int, ...]:
-        return tuple(position[a] for a in axes)
-
-    transposed = tuple(shape[source] for source in permutation)
-    return Side(transposed, moved(side.batch), moved(side.free), moved(side.contract))
+    return side if permutation is None else side.transposed(permutation)
 
 
 @dataclass(frozen=True)
@@ -263,14 +265,10 @@ def _read(side: Side, rows: tuple[int, ...], cols: tuple[int, ...], flops: int
     if math.prod(side.shape) * COPY_RATIO > flops:
         return None
     permutation = (*side.batch, *rows, *cols)
-    position = {axis: place for place, axis in enumerate(permutation)}
-
-    def moved(axes: Sequence[int]) -> tuple[int, ...]:
-        return tuple(position[a] for a in axes)
-
-    shape = tuple(side.shape[a] for a in permutation)
-    copied = Side(shape, moved(side.batch), moved(side.free), moved(side.contract))
-    matrix = copied.matrix(moved(rows), moved(cols))
+    copied = side.transposed(permutation)
+    nb, nr = len(side.batch), len(rows)
+    groups = range(len(permutation))
+    matrix = copied.matrix(groups[nb : nb + nr], groups[nb + nr :])
     assert matrix is not None, "a (batch, rows, cols) buffer is a strided matrix"
     return copied, permutation, matrix
 
