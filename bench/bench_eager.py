@@ -1,6 +1,7 @@
 """Per-op overhead of eager reverse mode: tidu_mlir.eager against PyTorch eager.
 
     python bench/bench_eager.py [--ops 100] [--size 8] [--repeat 30] [--backend llvm]
+                                [--compiled-only]
 
 Workload: a chain of `--ops` elementwise operations on a small float64 vector
 (alternating y = sin(y) and y = y * 1.0001), then sum() and backward(). Small
@@ -8,8 +9,15 @@ tensors make the time per op the framework's overhead. Reported: the best of
 `--repeat` runs, as µs per recorded op for the forward alone and for
 forward + backward, and the ratio tidu / torch (> 1: tidu is slower). The
 first run (tracing, linearizing, compiling each op's backward once) is
-reported separately as warm-up. PyTorch is optional (`pip install
-torch==2.13.0`); without it only tidu's figures are printed.
+reported separately as warm-up. `--compiled-only` runs every backward
+fragment as LLVM code (by default small ones run as numpy programs). PyTorch
+is optional (`pip install torch==2.13.0`); without it only tidu's figures are
+printed.
+
+On the 2-core machine of docs/eager.md (PyTorch 2.13, one thread), µs/op:
+forward 4.0 (torch 2.7-2.8), forward + backward 7.1-7.3 (torch 7.6-7.8);
+`--compiled-only` 11.7; `--backend interp` 7.2. Before the per-op path of
+docs/eager.md: 11.3 and 26.3-26.7.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from typing import Any
 import numpy as np
 
 import tidu_mlir.eager as te
+from tidu_mlir.eager.functions import FUNCTIONS
 
 
 def best_of(repeat: int, fn: Callable[[], Any]) -> float:
@@ -46,10 +55,10 @@ def tidu_figures(ops: int, size: int, repeat: int) -> dict[str, float]:
     x = te.tensor(np.linspace(0.1, 1.0, size), requires_grad=True)
 
     def forward() -> None:
-        chain(x, ops, te.sin)
+        chain(x, ops, FUNCTIONS["sin"])
 
     def both() -> None:
-        chain(x, ops, te.sin).backward()
+        chain(x, ops, FUNCTIONS["sin"]).backward()
 
     start = time.perf_counter()
     both()
@@ -81,14 +90,21 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--backend", choices=["llvm", "interp"], default=None)
+    parser.add_argument(
+        "--compiled-only",
+        action="store_true",
+        help="run every backward fragment as LLVM code (no numpy programs for small ones)",
+    )
     args = parser.parse_args()
     te.set_backend(args.backend)
+    if args.compiled_only:
+        te.RUNTIME.executor.numpy_limits = None
     recorded = args.ops + 1  # the chain and the sum
     ours = tidu_figures(args.ops, args.size, args.repeat)
     theirs = torch_figures(args.ops, args.size, args.repeat)
-    backends = {compiled.backend for compiled in te.RUNTIME.executor.compiled.values()}
+    runners = {compiled.backend for compiled in te.RUNTIME.executor.compiled.values()}
     print(f"chain of {args.ops} ops + sum on float64[{args.size}], best of {args.repeat}")
-    print(f"tidu backward backend(s): {', '.join(sorted(backends))}")
+    print(f"tidu backward runs as: {', '.join(sorted(runners))}")
     print(f"tidu warm-up (trace, linearize, compile once): {ours['warmup'] * 1e3:.1f} ms")
     print(f"{'':18}{'tidu µs/op':>12}{'torch µs/op':>13}{'tidu/torch':>12}")
     for label, key in (("forward", "forward"), ("forward+backward", "both")):

@@ -5,7 +5,6 @@ PyTorch-style `.grad` semantics, no_grad, detach, complex gradients
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -68,16 +67,6 @@ EAGER: dict[str, Callable[..., Tensor]] = {
     "real_to_complex": lambda x, z: x * z,
 }
 CORPUS = {case.name: case for case in CASES}
-BACKENDS = ["interp", "llvm"]
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> Iterator[str]:
-    if request.param == "llvm" and importlib.util.find_spec("llvmlite") is None:
-        pytest.skip("llvmlite is not installed")
-    te.set_backend(request.param)
-    yield request.param
-    te.set_backend(None)
 
 
 @pytest.fixture

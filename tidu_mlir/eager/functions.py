@@ -27,16 +27,17 @@ import inspect
 import sys
 import types
 from collections.abc import Callable, Hashable, Sequence
+from itertools import islice
 from typing import Any
 
 import numpy as np
 
 import tidu_mlir.nn as nn
 import tidu_mlir.numpy as tnp
-from tidu_mlir.config import LRUCache
+from tidu_mlir.config import LRUCache, register
 from tidu_mlir.dialects import cg
 from tidu_mlir.eager.recording import EagerInput, RecordedGraph, graph_interface
-from tidu_mlir.eager.tensor import DIFFERENTIABLE_KINDS, RUNTIME, Tensor, is_grad_enabled
+from tidu_mlir.eager.tensor import DIFFERENTIABLE_KINDS, GRAD_MODE, RUNTIME, Tensor
 from tidu_mlir.tracing import ArraySpec, as_traceable_array, trace_function
 from tidu_mlir.types import numpy_dtype
 
@@ -44,12 +45,16 @@ SCALARS = (bool, int, float, complex)
 
 
 class TracedOp:
-    """The cached graph of one operation on given operand specs, with what
-    recording needs of it read once (the per-call path only indexes these)."""
+    """The cached graph of one operation on given operand specs (its `GRAPHS`
+    key), with what recording needs of it read once (the per-call path only
+    indexes these)."""
 
-    __slots__ = ("graph", "output_dtypes", "interface")
+    __slots__ = ("key", "graph", "output_dtypes", "interface")
 
-    def __init__(self, graph: cg.GraphOp, output_dtypes: tuple[np.dtype, ...]) -> None:
+    def __init__(
+        self, key: Hashable, graph: cg.GraphOp, output_dtypes: tuple[np.dtype, ...]
+    ) -> None:
+        self.key = key
         self.graph = graph
         self.output_dtypes = output_dtypes
         self.interface = graph_interface(graph)
@@ -62,6 +67,34 @@ GRAPHS: LRUCache[Hashable, TracedOp] = LRUCache("eager_cache_size")
 """Traced graphs by (operation name, operand specs / static operands, static
 arguments), the least recently used out beyond `td.config.eager_cache_size`
 (a graph still on a tape stays alive with it)."""
+
+
+class LastTraced:
+    """Per operation name, the `TracedOp` its last call recorded (`entries`):
+    a call with the same key (a loop's steady state) takes it there, a dict
+    lookup and a key comparison, instead of `GRAPHS.get` (whose lock and
+    recency update cost more than the rest of the lookup).
+
+    Emptied whenever `GRAPHS` may evict (an insertion, `clear_caches`,
+    `config.update`), so it holds only entries `GRAPHS` holds. Each entry
+    used since the last insertion went through `GRAPHS.get` once since then,
+    so evictions still take the entries least recently used (by their first
+    use since the last insertion)."""
+
+    __slots__ = ("entries", "__weakref__")
+
+    def __init__(self) -> None:
+        self.entries: dict[str, TracedOp] = {}
+
+    def clear(self) -> None:
+        self.entries.clear()
+
+    def shrink(self) -> None:
+        self.entries.clear()
+
+
+LAST_TRACED = LastTraced()
+register(LAST_TRACED)
 
 
 def apply(
@@ -77,31 +110,41 @@ def apply(
     `static` holds what `fn` closes over (axes, shapes, ...) for the cache key.
     `numpy_fn`, when given, is what `fn` runs on concrete arrays (skips tnp's
     dispatch). Returns a `Tensor`, or a tuple of them when `fn` returns a tuple.
-    """
-    tensors = [o if type(o) is Tensor else _as_tensor(o) for o in operands]
-    result = (fn if numpy_fn is None else numpy_fn)(
-        *[o if t is None else t.data for o, t in zip(operands, tensors, strict=True)]
-    )
+
+    This runs per op, so it is written for one or two operands and one
+    result: loops, not comprehensions (each costs a few hundred ns)."""
+    values: list[Any] = []
+    record = False
+    for operand in operands:
+        if isinstance(operand, Tensor):
+            values.append(operand.data)
+            if operand._requires_grad:
+                record = True
+        elif isinstance(operand, SCALARS):
+            values.append(operand)
+        else:  # arrays become tensors, graph inputs
+            return apply(name, fn, [_as_operand(o) for o in operands], static, numpy_fn)
+    result = (fn if numpy_fn is None else numpy_fn)(*values)
+    if type(result) is np.ndarray:  # the common case first
+        if record and GRAD_MODE.enabled and result.dtype.kind in DIFFERENTIABLE_KINDS:
+            return _record(name, fn, operands, static, [result])[0]
+        return Tensor(result)
     several = isinstance(result, tuple)
     arrays = [np.asarray(r) for r in result] if several else [np.asarray(result)]
-    record = False
-    for t in tensors:
-        if t is not None and t._requires_grad:
-            record = is_grad_enabled()
-            break
-    outputs = _record(name, fn, operands, tensors, static, arrays) if record else None
-    if outputs is None:
+    differentiable = builtins.all(a.dtype.kind in DIFFERENTIABLE_KINDS for a in arrays)
+    if record and GRAD_MODE.enabled and differentiable:
+        outputs = _record(name, fn, operands, static, arrays)
+    else:  # nothing to record, or results that cannot carry a gradient (booleans)
         outputs = [Tensor(array) for array in arrays]
     return tuple(outputs) if several else outputs[0]
 
 
-def _as_tensor(operand: Any) -> Tensor | None:
-    """Tensors and arrays are graph inputs (integer and boolean arrays as
-    they are, small integer types widened); Python scalars are static (None)."""
-    if isinstance(operand, Tensor):
+def _as_operand(operand: Any) -> Any:
+    """Tensors and Python scalars as they are (scalars are static); arrays as
+    tensors, graph inputs (integer and boolean arrays as they are, small
+    integer types widened)."""
+    if isinstance(operand, (*SCALARS, Tensor)):
         return operand
-    if isinstance(operand, SCALARS):
-        return None
     return Tensor(as_traceable_array(operand))
 
 
@@ -109,76 +152,78 @@ def _record(
     name: str,
     fn: Callable[..., Any],
     operands: Sequence[Any],
-    tensors: Sequence[Tensor | None],
     static: Hashable,
     arrays: Sequence[np.ndarray],
-) -> list[Tensor] | None:
-    """Record one invocation; the results become tensors on the tape (None:
-    nothing to record, the results cannot carry a gradient).
+) -> list[Tensor]:
+    """Record one invocation on `operands` (tensors and static scalars), every
+    result of which can carry a gradient (float or complex); the results
+    become tensors on the tape.
 
     The frontend builds the tape node itself (what `Recorder.record_graph`
     does, minus its checks: the traced graph matches its operands by
     construction, and at least one of them requires grad)."""
-    for array in arrays:
-        if array.dtype.kind not in DIFFERENTIABLE_KINDS:
-            return None
-    traced = traced_op(name, fn, operands, tensors, static)
-    inputs = tuple(
-        [EagerInput(t.key, t._trace, t._requires_grad, t.data) for t in tensors if t is not None]
-    )
-    fresh = RUNTIME.keys.fresh_input_key
-    keys = tuple([fresh() for _ in traced.output_dtypes])
-    node = RecordedGraph(traced.graph, inputs, keys, None, traced.interface)
-    make = Tensor._recorded
-    return [
-        make(array if array.dtype is dtype else array.astype(dtype, copy=False), key, node)
-        for array, dtype, key in zip(arrays, traced.output_dtypes, keys, strict=True)
-    ]
+    signature: list[Hashable] = []
+    inputs: list[EagerInput] = []
+    mask: list[bool] = []
+    for operand in operands:
+        if isinstance(operand, Tensor):
+            data = operand.data
+            signature.append((data.shape, data.dtype))
+            requires_grad = operand._requires_grad
+            inputs.append(_input((operand.key, operand._trace, requires_grad, data)))
+            mask.append(requires_grad)
+        else:
+            signature.append(_freeze(operand))
+    key = (name, tuple(signature), static)
+    last = LAST_TRACED.entries
+    traced = last.get(name)
+    if traced is None or traced.key != key:
+        traced = GRAPHS.get(key)
+        if traced is None:
+            traced = GRAPHS[key] = _trace(name, fn, operands, key)
+            last.clear()  # the insertion may have evicted one of its entries
+        last[name] = traced
+    counter = RUNTIME.keys
+    keys = (next(counter),) if len(arrays) == 1 else tuple(islice(counter, len(arrays)))
+    node = RecordedGraph(traced.graph, tuple(inputs), keys, None, traced.interface, tuple(mask))
+    dtypes = traced.output_dtypes
+    outputs: list[Tensor] = []
+    for index, array in enumerate(arrays):
+        dtype = dtypes[index]
+        if array.dtype is not dtype:  # numpy's promotion of a weak scalar may differ
+            array = array.astype(dtype, copy=False)
+        outputs.append(Tensor._recorded(array, keys[index], node))
+    return outputs
 
 
-def traced_op(
-    name: str,
-    fn: Callable[..., Any],
-    operands: Sequence[Any],
-    tensors: Sequence[Tensor | None],
-    static: Hashable,
-) -> TracedOp:
-    """The cached graph of `fn` on these operand specs (traced on first use)."""
-    signature = tuple(
-        [
-            _freeze(o) if t is None else (t.data.shape, t.data.dtype)
-            for o, t in zip(operands, tensors, strict=True)
-        ]
-    )
-    key = (name, signature, static)
-    traced = GRAPHS.get(key)
-    if traced is None:
-        traced = _trace(name, fn, operands, tensors)
-        GRAPHS[key] = traced
-    return traced
+_input = functools.partial(tuple.__new__, EagerInput)
+"""`EagerInput` from a (key, trace, requires_grad, data) tuple, by C code
+alone (its constructor's Python frame costs twice as much)."""
 
 
-def _trace(
-    name: str, fn: Callable[..., Any], operands: Sequence[Any], tensors: Sequence[Tensor | None]
-) -> TracedOp:
+def _trace(name: str, fn: Callable[..., Any], operands: Sequence[Any], key: Hashable) -> TracedOp:
+    """The graph of `fn` on the tensors among `operands` (abstract: their
+    shapes and dtypes), the static scalars baked in; `key`: its `GRAPHS` key."""
+
     def body(*tracers: Any) -> Any:
         supply = iter(tracers)
-        return fn(
-            *(o if t is None else next(supply) for o, t in zip(operands, tensors, strict=True))
-        )
+        return fn(*(next(supply) if isinstance(o, Tensor) else o for o in operands))
 
-    specs = [ArraySpec(t.data.shape, t.data.dtype) for t in tensors if t is not None]
+    specs = [ArraySpec(o.data.shape, o.data.dtype) for o in operands if isinstance(o, Tensor)]
     traced = trace_function(body, specs, name=name)
     dtypes = tuple(
         numpy_dtype(value.type.get_element_type())  # pyright: ignore[reportAttributeAccessIssue]
         for value in traced.graph.body.block.last_op.operands  # pyright: ignore[reportOptionalMemberAccess]
     )
-    return TracedOp(traced.graph, dtypes)
+    return TracedOp(key, traced.graph, dtypes)
 
 
 def _freeze(value: Any) -> Hashable:
     """A hashable cache key for a static argument; types are kept apart
     (2, 2.0, 2+0j and True promote differently)."""
+    kind = type(value)
+    if kind in SCALARS:  # first: a scalar operand, on the per-op path
+        return (kind.__name__, value)
     if isinstance(value, slice):
         return ("slice", value.start, value.stop, value.step)
     if isinstance(value, list | tuple):

@@ -5,14 +5,17 @@ that invocation with `Recorder.record_graph`. Each recorded invocation is one
 `RecordedGraph` (a tape node): a one-op graph for a primitive, a larger graph
 for a composite operation. Values are known by *user-visible keys*
 (`ValueKey`): cotangents are accumulated per key, so one value used twice (x·x)
-gets the sum of both contributions. Keys come from a `KeySource`.
+gets the sum of both contributions. Keys come from a `KeySource` (any
+hashable will do: the `Tensor` frontend counts with ints).
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import FrozenInstanceError, dataclass
+from dataclasses import FrozenInstanceError
+from operator import itemgetter
+from types import MappingProxyType
 from typing import Any, TypeAlias
 
 from xdsl.dialects.builtin import StringAttr
@@ -50,8 +53,8 @@ def _key_attr(name: str) -> cg.KeyAttr:
     """`cg.KeyAttr(name)`, skipping xDSL's verification of attributes built
     right here from a str (valid by construction).
 
-    Verification costs several µs per attribute, and a key is made for every
-    recorded value: this is on the per-op path of the eager frontend.
+    Verification costs several µs per attribute, and a recorder makes a key
+    for every recorded value (the `Tensor` frontend uses ints instead).
     """
     text = StringAttr.__new__(StringAttr)
     object.__setattr__(text, "data", name)
@@ -60,12 +63,38 @@ def _key_attr(name: str) -> cg.KeyAttr:
     return key
 
 
-@dataclass(frozen=True)
-class GraphInterface:
-    """What recording needs of a graph, read from the IR once per graph."""
+_set = object.__setattr__
 
+
+class _Frozen:
+    """Immutable `__slots__` records, compared and hashed by identity."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__name__}({fields})"
+
+
+class GraphInterface(_Frozen):
+    """What recording needs of a graph, read from the IR once per graph.
+
+    Hashed by identity, in C: a backward pass finds its plans by interface
+    (`backward.StepKey`) where the graph op would hash in Python."""
+
+    __slots__ = ("input_values", "output_count")
     input_values: tuple[SSAValue, ...]
     output_count: int
+
+    def __init__(self, input_values: tuple[SSAValue, ...], output_count: int) -> None:
+        _set(self, "input_values", input_values)
+        _set(self, "output_count", output_count)
 
 
 _interfaces: LRUCache[cg.GraphOp, GraphInterface] = LRUCache("eager_cache_size")
@@ -86,14 +115,23 @@ def graph_interface(graph: cg.GraphOp) -> GraphInterface:
     return interface
 
 
-_set = object.__setattr__
-
-
-class _Frozen:
-    """Immutable `__slots__` records (cheaper to build than frozen dataclasses:
-    they are made for every recorded value, on the per-op path)."""
+class _Record(tuple):
+    """Immutable tape records: tuples (the cheapest object Python builds; one
+    is made for every recorded value, on the per-op path) with named fields
+    read by C code (`_field`), compared and hashed by identity as any object,
+    refusing assignment as a frozen dataclass."""
 
     __slots__ = ()
+    _fields: tuple[str, ...] = ()
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __ne__(self, other: object) -> bool:
+        return self is not other
+
+    def __hash__(self) -> int:
+        return object.__hash__(self)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
@@ -102,11 +140,18 @@ class _Frozen:
         raise FrozenInstanceError(f"cannot delete field {name!r}")
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        fields = ", ".join(
+            f"{name}={value!r}" for name, value in zip(self._fields, self, strict=True)
+        )
         return f"{type(self).__name__}({fields})"
 
 
-class EagerInput(_Frozen):
+def _field(index: int) -> Any:
+    """The read-only field `index` of a `_Record`."""
+    return property(itemgetter(index))
+
+
+class EagerInput(_Record):
     """One input of a recorded invocation.
 
     `key`: the user-visible key cotangents are accumulated under. `trace`: the
@@ -115,38 +160,41 @@ class EagerInput(_Frozen):
     kept for the backward pass.
     """
 
-    __slots__ = ("key", "trace", "requires_grad", "data")
-    key: ValueKey
-    trace: RecordedGraph | None
-    requires_grad: bool
-    data: Operand
+    __slots__ = ()
+    _fields = ("key", "trace", "requires_grad", "data")
+    key: ValueKey = _field(0)
+    trace: RecordedGraph | None = _field(1)
+    requires_grad: bool = _field(2)
+    data: Operand = _field(3)
 
-    def __init__(
-        self, key: ValueKey, trace: RecordedGraph | None, requires_grad: bool, data: Operand
-    ) -> None:
-        _set(self, "key", key)
-        _set(self, "trace", trace)
-        _set(self, "requires_grad", requires_grad)
-        _set(self, "data", data)
+    def __new__(
+        cls, key: ValueKey, trace: RecordedGraph | None, requires_grad: bool, data: Operand
+    ) -> EagerInput:
+        return tuple.__new__(cls, (key, trace, requires_grad, data))
 
 
-class EagerOutput(_Frozen):
+class EagerOutput(_Record):
     """One output of a recorded invocation: its key, the tape node producing it
     (None when nothing required grad), and its position in that node's outputs."""
 
-    __slots__ = ("key", "trace", "requires_grad", "output_slot")
-    key: ValueKey
-    trace: RecordedGraph | None
-    requires_grad: bool
-    output_slot: int
+    __slots__ = ()
+    _fields = ("key", "trace", "requires_grad", "output_slot")
+    key: ValueKey = _field(0)
+    trace: RecordedGraph | None = _field(1)
+    requires_grad: bool = _field(2)
+    output_slot: int = _field(3)
 
-    def __init__(
-        self, key: ValueKey, trace: RecordedGraph | None, requires_grad: bool, output_slot: int
-    ) -> None:
-        _set(self, "key", key)
-        _set(self, "trace", trace)
-        _set(self, "requires_grad", requires_grad)
-        _set(self, "output_slot", output_slot)
+    def __new__(
+        cls, key: ValueKey, trace: RecordedGraph | None, requires_grad: bool, output_slot: int
+    ) -> EagerOutput:
+        return tuple.__new__(cls, (key, trace, requires_grad, output_slot))
+
+
+_NO_VALUES: Mapping[SSAValue, Operand] = MappingProxyType({})
+"""The retained values of a node that has none (shared: a node is made per op)."""
+
+_requires_grad = itemgetter(2)
+"""`EagerInput.requires_grad`, as a function."""
 
 
 class RecordedGraph:
@@ -171,15 +219,21 @@ class RecordedGraph:
         output_keys: tuple[ValueKey, ...],
         retained_values: Mapping[SSAValue, Operand] | None = None,
         interface: GraphInterface | None = None,
+        requires_grad_mask: tuple[bool, ...] | None = None,
     ) -> None:
+        """`interface` and `requires_grad_mask` (per input, whether it
+        requires grad) are read from `graph` and `inputs` unless given (the
+        frontend knows them already, on the per-op path)."""
         self.graph = graph
         self.inputs = inputs
         self.output_keys = output_keys
         self.retained_values: Mapping[SSAValue, Operand] = (
-            {} if retained_values is None else retained_values
+            _NO_VALUES if retained_values is None else retained_values
         )
         self.interface: GraphInterface = graph_interface(graph) if interface is None else interface
-        self.requires_grad_mask: tuple[bool, ...] = tuple([value.requires_grad for value in inputs])
+        self.requires_grad_mask: tuple[bool, ...] = (
+            tuple(map(_requires_grad, inputs)) if requires_grad_mask is None else requires_grad_mask
+        )
 
     def __repr__(self) -> str:
         return (
@@ -190,10 +244,6 @@ class RecordedGraph:
     @property
     def input_keys(self) -> tuple[ValueKey, ...]:
         return tuple(value.key for value in self.inputs)
-
-    def parents(self) -> list[RecordedGraph]:
-        """The tape nodes producing inputs that cotangents flow into."""
-        return [i.trace for i in self.inputs if i.requires_grad and i.trace is not None]
 
     def initial_data(self) -> dict[SSAValue, Operand]:
         """The known primal values, by graph value: inputs and retained values."""

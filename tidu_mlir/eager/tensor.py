@@ -10,6 +10,7 @@ Complex gradients are adjoints for the real inner product Re(conj(a)·b)
 
 from __future__ import annotations
 
+import itertools
 import threading
 import weakref
 from collections.abc import Callable, Iterator
@@ -22,12 +23,7 @@ import numpy as np
 from tidu_mlir.array_operators import ArrayOperators
 from tidu_mlir.eager.backward import BackwardContext, try_backward
 from tidu_mlir.eager.executor import CompiledExecutor
-from tidu_mlir.eager.recording import (
-    KeySource,
-    RecordedGraph,
-    Recorder,
-    ValueKey,
-)
+from tidu_mlir.eager.recording import RecordedGraph, ValueKey
 from tidu_mlir.execution import Backend
 from tidu_mlir.tracing import as_traceable_array
 
@@ -36,18 +32,20 @@ DIFFERENTIABLE_KINDS = "fc"
 
 @dataclass
 class EagerRuntime:
-    """The process-wide state of the frontend: keys, tape recorder, backward
-    executor and its caches, and the leaves that receive gradients."""
+    """The process-wide state of the frontend: keys, backward executor and its
+    caches, and the leaves that receive gradients.
 
-    keys: KeySource = field(default_factory=KeySource)
+    The tensors' keys are plain ints from one counter (the recording layer
+    takes any hashable key): made and hashed in nanoseconds, where a
+    `KeySource`'s `cg.KeyAttr` costs a µs to make and hashes in Python, and
+    there is one per recorded value."""
+
+    keys: Iterator[int] = field(default_factory=itertools.count)
     executor: CompiledExecutor = field(default_factory=CompiledExecutor)
     context: BackwardContext = field(default_factory=BackwardContext)
     leaves: weakref.WeakValueDictionary[ValueKey, Tensor] = field(
         default_factory=weakref.WeakValueDictionary
     )
-
-    def __post_init__(self) -> None:
-        self.recorder = Recorder(self.keys)
 
 
 RUNTIME = EagerRuntime()
@@ -58,23 +56,32 @@ def set_backend(backend: Backend | None) -> None:
     RUNTIME.executor.backend = backend
 
 
-_mode = threading.local()
+class _GradMode(threading.local):
+    """Per thread: whether operations are recorded (a class default, so a
+    thread that never entered `no_grad()` reads it without a missing-attribute
+    exception)."""
+
+    enabled = True
+
+
+GRAD_MODE = _GradMode()
+"""`GRAD_MODE.enabled`: `is_grad_enabled()` without the call (the per-op path reads it)."""
 
 
 def is_grad_enabled() -> bool:
     """Whether operations are recorded (false inside `no_grad()`)."""
-    return getattr(_mode, "enabled", True)
+    return GRAD_MODE.enabled
 
 
 @contextmanager
 def no_grad() -> Iterator[None]:
     """Nothing is recorded inside: results do not require grad."""
     previous = is_grad_enabled()
-    _mode.enabled = False
+    GRAD_MODE.enabled = False
     try:
         yield
     finally:
-        _mode.enabled = previous
+        GRAD_MODE.enabled = previous
 
 
 class Tensor(ArrayOperators):
@@ -125,7 +132,7 @@ class Tensor(ArrayOperators):
     def key(self) -> ValueKey:
         """The tensor's user-visible key on the tape (made on first use)."""
         if self._key is None:
-            self._key = RUNTIME.keys.fresh_input_key()
+            self._key = next(RUNTIME.keys)
         return self._key
 
     @property
@@ -167,8 +174,12 @@ class Tensor(ArrayOperators):
         return array.astype(self.data.dtype, copy=False)
 
     def _accumulate_grad(self, cotangent: np.ndarray) -> None:
-        value = np.asarray(cotangent, dtype=self.data.dtype)
-        self.grad = Tensor(value if self.grad is None else self.grad.data + value)
+        """Add `cotangent` to `.grad`; a new `.grad` is a copy (a numpy-run
+        backward may hand out the seed, a view of it, or a read-only constant)."""
+        if self.grad is None:
+            self.grad = Tensor(np.array(cotangent, dtype=self.data.dtype))
+        else:
+            self.grad = Tensor(self.grad.data + np.asarray(cotangent, dtype=self.data.dtype))
 
     def detach(self) -> Tensor:
         """The same data, cut from the tape (does not require grad)."""
