@@ -10,7 +10,7 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 
 from tidu_mlir.dialects import prim
-from tidu_mlir.lowering import parallel
+from tidu_mlir.lowering import blas, parallel
 from tidu_mlir.lowering.bufferize import PrimBufferizePass
 from tidu_mlir.lowering.prim_to_loops import ConvertPrimToLoopsPass
 from tidu_mlir.lowering.runtime import CompiledFunction
@@ -231,3 +231,29 @@ def test_rank0_input_constant_table_and_splat(monkeypatch) -> None:
     fast, slow, (x, s) = run_both(body, [t, scalar], monkeypatch)
     assert same_bits(fast, slow)
     np.testing.assert_allclose(fast, (x * table + 2.0) * s, rtol=1e-14, atol=1e-14)  # FMA
+
+
+@pytest.mark.skipif(not blas.blas_symbols(), reason="no OpenBLAS in numpy.libs")
+def test_a_module_calling_openblas_stays_serial(monkeypatch) -> None:
+    """OpenBLAS runs its calls on its own threads: a module with a matrix
+    product gets no libgomp team (the two pools would take turns on the same
+    cores); the same elementwise work without the product does."""
+    big = tensor((200_000,))
+
+    def with_product(x, a, b):
+        return [chain(x, x), prim.DotGeneralOp(a, b, lhs_contract=[1], rhs_contract=[0])]
+
+    square = tensor((64, 64))
+    mixed = compiled(build([big, square, square], with_product), 0, monkeypatch)
+    alone = compiled(build([big], lambda x: chain(x, x)), 0, monkeypatch)
+    assert "scipy_cblas_dgemm64_" in mixed.llvm_ir
+    assert not is_parallel(mixed) and is_parallel(alone)
+    rng = np.random.default_rng(1)
+    x, a, b = (
+        rng.standard_normal(200_000),
+        rng.standard_normal((64, 64)),
+        rng.standard_normal((64, 64)),
+    )
+    values, product = mixed(x, a, b)
+    assert same_bits(values, alone(x))
+    np.testing.assert_allclose(product, a @ b, rtol=1e-12)

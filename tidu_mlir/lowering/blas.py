@@ -36,7 +36,7 @@ from typing import cast
 import llvmlite.binding as llvm
 import numpy as np
 from xdsl.builder import Builder
-from xdsl.dialects import arith
+from xdsl.dialects import arith, func
 from xdsl.dialects import llvm as llvm_dialect
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -78,6 +78,18 @@ def openblas() -> ctypes.CDLL | None:
     return None
 
 
+OPENBLAS_PREFIX = "scipy_"
+"""The prefix of every OpenBLAS symbol (CBLAS and LAPACKE) numpy's bundle exports."""
+
+
+def calls_openblas(module: ModuleOp) -> bool:
+    """Whether `module` calls into OpenBLAS (declares one of its functions)."""
+    return any(
+        isinstance(op, func.FuncOp) and op.sym_name.data.startswith(OPENBLAS_PREFIX)
+        for op in module.ops
+    )
+
+
 @functools.cache
 def blas_symbols() -> dict[tuple[str, str], str]:
     """(element type, routine) -> loaded symbol; empty when no OpenBLAS is found."""
@@ -85,7 +97,7 @@ def blas_symbols() -> dict[tuple[str, str], str]:
     if library is None:
         return {}
     names = {
-        (element, routine): f"scipy_cblas_{prefix}{routine}64_"
+        (element, routine): f"{OPENBLAS_PREFIX}cblas_{prefix}{routine}64_"
         for element, prefix in _PREFIX.items()
         for routine in _ROUTINES
     }

@@ -41,6 +41,13 @@ p[0], p[1], ...` in thread order. A float sum is thus reassociated (like the
 vectorizer's own `reassoc` partial sums); max and integer sums (wrapping) are
 exact.
 Complex sums (two carried values) stay serial.
+
+A module that calls OpenBLAS (a matrix product, a factorization) is left
+serial: OpenBLAS runs its calls on its own threads, which spin for a while
+after each call, and a libgomp team started next to them takes turns with
+them on the same cores. On 2 cores, idle, GradBench's ht Jacobian (gemms
+and parallel loops) took 1.8-2.2 ms with both pools against 0.8-1.0 ms with
+either one alone (`bench/bench_runtime.py`, 2 threads).
 """
 
 from __future__ import annotations
@@ -73,6 +80,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from tidu_mlir.lowering.blas import calls_openblas
 from tidu_mlir.lowering.common import declare_functions, legal_type, load_system_library
 
 PARALLEL_MIN_WORK = 1 << 16
@@ -479,7 +487,7 @@ class ParallelizeLoopsPass(ModulePass):
     min_work: int = -1
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if not libgomp_available():
+        if not libgomp_available() or calls_openblas(op):
             return
         min_work = PARALLEL_MIN_WORK if self.min_work < 0 else self.min_work
         used = False
