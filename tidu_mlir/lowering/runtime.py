@@ -193,6 +193,8 @@ def lowering_options() -> dict[str, Any]:
     at each compilation: tests change thresholds), part of the disk cache key."""
     return {
         "opt-level": backend.OPT_LEVEL,
+        "unroll-threshold": backend.UNROLL_THRESHOLD,
+        "vectorizer-min-trip-count": backend.VECTORIZER_MIN_TRIP_COUNT,
         "parallel-min-work": parallel.PARALLEL_MIN_WORK,
         "max-threads": parallel.MAX_THREADS,
         "grain": parallel.GRAIN,
