@@ -234,11 +234,15 @@ def test_rank0_input_constant_table_and_splat(monkeypatch) -> None:
 
 
 @pytest.mark.skipif(not blas.blas_symbols(), reason="no OpenBLAS in numpy.libs")
-def test_a_module_calling_openblas_stays_serial(monkeypatch) -> None:
-    """OpenBLAS runs its calls on its own threads: a module with a matrix
-    product gets no libgomp team (the two pools would take turns on the same
-    cores); the same elementwise work without the product does."""
-    big = tensor((200_000,))
+@pytest.mark.parametrize(("n", "parallel_next_to_blas"), [(5_000, False), (200_000, True)])
+def test_next_to_openblas_only_large_loops_run_in_parallel(
+    n: int, parallel_next_to_blas: bool, monkeypatch
+) -> None:
+    """OpenBLAS runs its calls on its own threads: in a module with a matrix
+    product, a loop gets a libgomp team only from `NEXT_TO_OPENBLAS_MIN_WORK`
+    (the two pools take turns on the same cores); the same elementwise work
+    without the product gets one from the (here zero) general threshold."""
+    big = tensor((n,))
 
     def with_product(x, a, b):
         return [chain(x, x), prim.DotGeneralOp(a, b, lhs_contract=[1], rhs_contract=[0])]
@@ -247,13 +251,9 @@ def test_a_module_calling_openblas_stays_serial(monkeypatch) -> None:
     mixed = compiled(build([big, square, square], with_product), 0, monkeypatch)
     alone = compiled(build([big], lambda x: chain(x, x)), 0, monkeypatch)
     assert "scipy_cblas_dgemm64_" in mixed.llvm_ir
-    assert not is_parallel(mixed) and is_parallel(alone)
+    assert is_parallel(mixed) == parallel_next_to_blas and is_parallel(alone)
     rng = np.random.default_rng(1)
-    x, a, b = (
-        rng.standard_normal(200_000),
-        rng.standard_normal((64, 64)),
-        rng.standard_normal((64, 64)),
-    )
+    x, a, b = rng.standard_normal(n), rng.standard_normal((64, 64)), rng.standard_normal((64, 64))
     values, product = mixed(x, a, b)
     assert same_bits(values, alone(x))
     np.testing.assert_allclose(product, a @ b, rtol=1e-12)

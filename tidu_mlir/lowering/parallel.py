@@ -42,12 +42,15 @@ vectorizer's own `reassoc` partial sums); max and integer sums (wrapping) are
 exact.
 Complex sums (two carried values) stay serial.
 
-A module that calls OpenBLAS (a matrix product, a factorization) is left
-serial: OpenBLAS runs its calls on its own threads, which spin for a while
-after each call, and a libgomp team started next to them takes turns with
-them on the same cores. On 2 cores, idle, GradBench's ht Jacobian (gemms
-and parallel loops) took 1.8-2.2 ms with both pools against 0.8-1.0 ms with
-either one alone (`bench/bench_runtime.py`, 2 threads).
+In a module that calls OpenBLAS (a matrix product, a factorization) only
+loops of `NEXT_TO_OPENBLAS_MIN_WORK` run in parallel: OpenBLAS runs its
+calls on its own threads, which spin for a while after each call, and a
+libgomp team started next to them takes turns with them on the same cores,
+which costs more than a small loop gains. On 2 cores, idle, GradBench's ht
+Jacobian (gemms and parallel loops of a few thousand elements) took 1.8-2.2
+ms with both pools against 0.8-1.0 ms with either one alone
+(`bench/bench_runtime.py`, 2 threads); `jacrev` of tanh(A v) v on R^1000
+(a gemm and elementwise loops of 10^6 elements) keeps its parallel loops.
 """
 
 from __future__ import annotations
@@ -87,6 +90,10 @@ PARALLEL_MIN_WORK = 1 << 16
 """Smallest estimated work (iterations x `block_work` of the body) run in parallel;
 below it (about 5 µs of serial work) the ~1 µs dispatch and the second core's
 cold caches cost more than they save (`bench/time_parallel.py`)."""
+
+NEXT_TO_OPENBLAS_MIN_WORK = 1 << 20
+"""`PARALLEL_MIN_WORK` in a module calling OpenBLAS (about 80 µs of serial work:
+enough to pay for waiting on cores OpenBLAS's threads spin on)."""
 
 MAX_THREADS = 64
 """Team size cap of a parallel reduction (one stack slot per thread and result)."""
@@ -487,9 +494,11 @@ class ParallelizeLoopsPass(ModulePass):
     min_work: int = -1
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if not libgomp_available() or calls_openblas(op):
+        if not libgomp_available():
             return
         min_work = PARALLEL_MIN_WORK if self.min_work < 0 else self.min_work
+        if calls_openblas(op):
+            min_work = max(min_work, NEXT_TO_OPENBLAS_MIN_WORK)
         used = False
         for function in [f for f in op.ops if isinstance(f, func.FuncOp)]:
             outliner = _Outliner(op, function)

@@ -196,6 +196,7 @@ def lowering_options() -> dict[str, Any]:
         "unroll-threshold": backend.UNROLL_THRESHOLD,
         "vectorizer-min-trip-count": backend.VECTORIZER_MIN_TRIP_COUNT,
         "parallel-min-work": parallel.PARALLEL_MIN_WORK,
+        "next-to-openblas-min-work": parallel.NEXT_TO_OPENBLAS_MIN_WORK,
         "max-threads": parallel.MAX_THREADS,
         "grain": parallel.GRAIN,
         "blas-min-flops": blas.BLAS_MIN_FLOPS,
