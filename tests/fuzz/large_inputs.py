@@ -80,6 +80,18 @@ def use_before_definition() -> LargeInput:
     return LargeInput("use before definition", "\n".join(lines) + "\n", False, 2)
 
 
+def error_after_ops_with_attributes() -> LargeInput:
+    """1 MB of ops in a custom syntax with attributes (`prim.transpose`, which
+    the plain-op fast path of `tidu_mlir.fast_syntax` does not read), then an
+    undefined value on the last op."""
+    op = "prim.transpose %x, permutation = [1, 0] : tensor<4x4xf64> -> tensor<4x4xf64>"
+    lines = ["func.func @f(%x: tensor<4x4xf64>) -> tensor<4x4xf64> {"]
+    while sum(map(len, lines)) < MEGABYTE:
+        lines.append(f"  %v{len(lines)} = {op}")
+    lines += ["  func.return %nope : tensor<4x4xf64>", "}"]
+    return LargeInput("error after attributes", "\n".join(lines) + "\n", False, len(lines) - 1)
+
+
 def long_integer() -> LargeInput:
     """A dimension of a million digits."""
     text = f"func.func @f(%a: tensor<{'7' * MEGABYTE}xf64>) {{\n  func.return\n}}\n"
@@ -93,5 +105,5 @@ def garbage_line() -> LargeInput:
 
 GENERATORS: list[Callable[[], LargeInput]] = [
     valid_chain, valid_dense, unterminated_string, deep_brackets, error_at_the_end,
-    use_before_definition, long_integer, garbage_line,
+    use_before_definition, error_after_ops_with_attributes, long_integer, garbage_line,
 ]  # fmt: skip
