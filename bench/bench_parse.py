@@ -8,8 +8,8 @@ The inputs are `tests/fuzz/large_inputs.py`'s: valid modules (22,000 ops in
 one function; one dense constant of 50,000 numbers) and malformed ones (an
 unterminated string before 1 MB of ops, brackets nested a million deep, an
 undefined value on the last of 22,000 ops, a use before definition across
-them, an undefined value after 12,000 ops with attributes, a million-digit
-integer, a 1 MB line of garbage). For each, per tool:
+them, an undefined value after 12,000 ops with attributes, and after 13,700
+ops no two alike, a million-digit integer, a 1 MB line of garbage). For each, per tool:
 
 * in-process: `tidu_mlir.tools.opt.run` / `run.run` (the tool's own work:
   read, parse, verify, report; the least CPU time of `--repeat` runs, so a
@@ -22,12 +22,12 @@ and the outcome (exit code, first line of stderr). tidu-run is run with
 `--entry @f --backend interp` and no arguments: a valid input ends with its
 "takes 1 arguments" error once parsed and verified.
 
-Figures (docs/fuzzing.md, "Known limits", has the table; load 1.3-1.7): the
-malformed inputs of plain ops rejected within 1 s as a process (an undefined
-value on the last of 22,000 ops 0.86 s, 0.48 s of it in-process; round 1's
-parser took 4.8 s in-process), but not the one of ops with attributes
-(1.84 s); the valid 22,000-op module 1.05 s in tidu-run, 1.25 s in
-tidu-opt, which prints it too.
+Figures (docs/fuzzing.md, "Known limits", has the table; load 0.2-0.7):
+the malformed inputs rejected within 1 s as a process (an undefined value
+on the last of 22,000 ops 0.86 s, 0.48 s of it in-process; round 1's parser
+took 4.8 s in-process; after 12,000 ops with attributes 0.64 s), except the
+one of ops no two alike (2.28 s); the valid 22,000-op module 1.02 s in
+tidu-run, 1.28 s in tidu-opt, which prints it too.
 """
 
 from __future__ import annotations

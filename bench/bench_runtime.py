@@ -6,10 +6,11 @@ table, in one run per thread count.
 For each thread count the table is measured in a fresh subprocess whose
 environment caps the threads before anything is imported: `OMP_NUM_THREADS`
 and `OPENBLAS_NUM_THREADS` for tidu, `XLA_FLAGS` (Eigen's thread pool off)
-for JAX at one thread (at more, JAX's default: a thread per core). Each row is a compiled function of
-tidu (`td.jit` of the transform) and the same program under `jax.jit`, called
-on the same inputs: a few warm-up calls (the first compiles), then calls of
-the two interleaved (tidu, JAX, tidu, ...) for about `--seconds` each; the
+for JAX at one thread (at more, JAX's default: a thread per core). Each row
+is a compiled function of tidu (`td.jit` of the transform) and the same
+program under `jax.jit`, called on the same inputs: a few warm-up calls (the
+first compiles), then calls of the two interleaved (tidu, JAX, tidu, ...) for
+about `--seconds` each; the
 medians, their ratio tidu / JAX (< 1: tidu is faster) and the geometric mean
 of the ratios. Results are compared (relative 1e-8) before timing. Without
 JAX only tidu's times are printed.

@@ -92,6 +92,20 @@ def error_after_ops_with_attributes() -> LargeInput:
     return LargeInput("error after attributes", "\n".join(lines) + "\n", False, len(lines) - 1)
 
 
+def error_after_distinct_lines() -> LargeInput:
+    """1 MB of ops no two alike (`prim.slice` at a different offset on each
+    line: `FastParser` reads no line from the form of another), then an
+    undefined value on the last op."""
+    lines = ["func.func @f(%x: tensor<100000xf64>) -> tensor<3xf64> {"]
+    while sum(map(len, lines)) < MEGABYTE:
+        i = len(lines)
+        lines.append(
+            f"  %v{i} = prim.slice %x [{i}:{i + 3}:1] : tensor<100000xf64> -> tensor<3xf64>"
+        )
+    lines += ["  func.return %nope : tensor<3xf64>", "}"]
+    return LargeInput("error after distinct lines", "\n".join(lines) + "\n", False, len(lines) - 1)
+
+
 def long_integer() -> LargeInput:
     """A dimension of a million digits."""
     text = f"func.func @f(%a: tensor<{'7' * MEGABYTE}xf64>) {{\n  func.return\n}}\n"
@@ -105,5 +119,6 @@ def garbage_line() -> LargeInput:
 
 GENERATORS: list[Callable[[], LargeInput]] = [
     valid_chain, valid_dense, unterminated_string, deep_brackets, error_at_the_end,
-    use_before_definition, error_after_ops_with_attributes, long_integer, garbage_line,
+    use_before_definition, error_after_ops_with_attributes, error_after_distinct_lines,
+    long_integer, garbage_line,
 ]  # fmt: skip

@@ -3,9 +3,8 @@ report malformed ones as `input.mlir:LINE:COL: error: ...` with exit 1, as
 processes that finish within a generous bound (no wall-clock assertion: the
 times against the 1 s target are `bench/bench_parse.py`'s).
 
-The inputs whose error is found only after parsing all of 1 MB of ops (an
-undefined value on the last op) take several seconds in xDSL's parser and are
-left to the benchmark.
+Two inputs whose error is found only after parsing all of 1 MB of ops (an
+undefined value on the last op) are here; the others are the benchmark's.
 """
 
 from __future__ import annotations
@@ -21,6 +20,8 @@ import pytest
 from .large_inputs import (
     LargeInput,
     deep_brackets,
+    error_after_ops_with_attributes,
+    error_at_the_end,
     garbage_line,
     long_integer,
     unterminated_string,
@@ -41,6 +42,8 @@ ARGS = {"tidu-opt": [], "tidu-run": ["--entry", "@f", "--backend", "interp"]}
         ("tidu-run", deep_brackets),
         ("tidu-run", long_integer),
         ("tidu-opt", garbage_line),
+        ("tidu-opt", error_at_the_end),
+        ("tidu-run", error_after_ops_with_attributes),
     ],
     ids=lambda value: value if isinstance(value, str) else value.__name__,
 )

@@ -9,14 +9,17 @@ import contextlib
 import gc
 import io
 import random
+import re
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 import pytest
 from fuzz.corpus import lit_files  # pyright: ignore[reportMissingImports]
 from fuzz.mutators import mutate_text  # pyright: ignore[reportMissingImports]
 from xdsl.context import Context
+from xdsl.dialects import func
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr, TensorType
 from xdsl.ir import Operation
 from xdsl.parser import Parser
@@ -26,6 +29,7 @@ from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Input
 from xdsl.utils.mlir_lexer import MLIRLexer
 
+from tidu_mlir import fast_syntax
 from tidu_mlir.diagnostics import LocatingParser, check_string_literals, first_verify_error
 from tidu_mlir.dialects import prim
 from tidu_mlir.fast_syntax import FastLexer, FastParser, FastPrinter, PlainOp, file_line_col
@@ -106,6 +110,82 @@ def _outcome(parser: type[Parser], ctx: Context, text: str) -> tuple[object, ...
 def test_fast_parser_reads_what_xdsl_reads(ctx: Context, inputs: list[str]) -> None:
     for text in inputs:
         assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text), text
+
+
+_DEFINING_LINE = re.compile(r"^(\s*)%[a-zA-Z0-9_$.-]+( = .*[^{(\[,])$", re.MULTILINE)
+
+
+def _each_line_twice(text: str) -> str:
+    """`text` with each line defining one value followed by a copy of it
+    defining a new name: the copy is read from the form of the line before."""
+    copies = iter(range(1 << 30))
+    return _DEFINING_LINE.sub(lambda m: f"{m[0]}\n{m[1]}%alike{next(copies)}{m[2]}", text)
+
+
+def test_lines_alike_read_as_xdsl_reads_them(ctx: Context) -> None:
+    """Every op line of the lit inputs read a second time from its form
+    (`_LineForm`): the module is the one xDSL's parser reads."""
+    compared = 0
+    for path in lit_files():
+        text = _each_line_twice(path.read_text())
+        outcome = _outcome(FastParser, ctx, text)
+        assert outcome == _outcome(Parser, ctx, text), path
+        compared += outcome[0] == "module"
+    assert compared > 40
+
+
+def test_a_line_alike_is_not_parsed_by_its_op(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The op of a line like one read before (names aside) is built from what
+    that line read to, without the op's `parse`: it runs once for 1,000 lines."""
+    calls = _counting(monkeypatch, prim.TransposeOp, "parse", lambda parser: "parse")
+    line = "prim.transpose %x, permutation = [1, 0] : tensor<2x3xf64> -> tensor<3x2xf64>"
+    body = "".join(f"  %v{i} = {line}\n" for i in range(1000))
+    FastParser(
+        ctx, f"func.func @f(%x: tensor<2x3xf64>) {{\n{body}  func.return\n}}\n"
+    ).parse_module()
+    assert calls["parse"] == 1
+
+
+def test_a_parser_learns_a_bounded_number_of_forms(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(fast_syntax, "MAX_LINE_FORMS", 2)
+    calls = _counting(monkeypatch, prim.TransposeOp, "parse", lambda parser: "parse")
+    forms = [f"prim.transpose %x, permutation = [{p}] : tensor<2x2x2xf64> -> tensor<2x2x2xf64>"
+             for p in ("0, 1, 2", "1, 0, 2", "2, 1, 0")]  # fmt: skip
+    body = "".join(f"  %v{i}_{k} = {form}\n" for k in range(2) for i, form in enumerate(forms))
+    FastParser(
+        ctx, f"func.func @f(%x: tensor<2x2x2xf64>) {{\n{body}  func.return\n}}\n"
+    ).parse_module()
+    assert calls["parse"] == 4  # the first two forms once each, the third twice
+
+
+LINES_NOT_ALIKE = {
+    "names in strings": ('%a = prim.neg %x {s = "%x"} : T', '%b = prim.neg %x {s = "%y"} : T'),
+    "escapes in strings": (
+        '%a = prim.neg %x {s = "\\22"} : T',
+        '%b = prim.neg %x {s = "\\22"} : T',
+    ),
+    "comments": ("%a = prim.neg %x : T // %x", "%b = prim.neg %x : T // %y"),
+    "locations": ('%a = prim.neg %x : T loc("a":1:2)', '%b = prim.neg %x : T loc("a":1:2)'),
+    "another operand type": ("%a = prim.neg %x : T", "%b = prim.neg %y : T"),
+    "forward use": ("%a = prim.neg %x : T", "%b = prim.neg %c : T"),
+}
+"""Pairs of lines whose second must not be read from the form of the first
+(`T` stands for `tensor<4xf64>`; `%y` is a `tensor<3xf64>`)."""
+
+
+@pytest.mark.parametrize("pair", LINES_NOT_ALIKE.values(), ids=LINES_NOT_ALIKE.keys())
+def test_lines_not_alike_read_as_xdsl_reads_them(ctx: Context, pair: tuple[str, str]) -> None:
+    body = "\n".join(f"  {line}".replace(": T", ": tensor<4xf64>") for line in pair)
+    text = f"func.func @f(%x: tensor<4xf64>, %y: tensor<3xf64>) {{\n{body}\n  func.return\n}}\n"
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+    if pair[1].endswith(")"):  # the location of the text, given to each op
+        module = FastParser(ctx, text).parse_module()
+        ops = list(cast(func.FuncOp, module.body.block.first_op).body.block.ops)
+        assert [str(op.location) for op in ops[:2]] == ['loc("a":1:2)'] * 2
 
 
 @pytest.mark.parametrize(
@@ -212,8 +292,9 @@ def test_one_token_is_lexed_per_plain_op(ctx: Context, monkeypatch: pytest.Monke
 def test_plain_lines_are_built_without_the_generic_constructor(
     ctx: Context, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A plain op is built directly (`_create_plain`), not by `Operation.__init__`:
-    the ops it builds cost the same for a chain of 10 ops and of 1,000."""
+    """Ops read from a line form or a plain syntax are built directly (`_build`),
+    not by `Operation.__init__`: a chain of 10 ops and one of 1,000 call it as
+    often."""
     calls = _counting(monkeypatch, Operation, "__init__", lambda op, *_: "init")
     built: list[int] = []
     for ops in (10, 1000):
@@ -223,7 +304,7 @@ def test_plain_lines_are_built_without_the_generic_constructor(
     assert built[0] == built[1]
 
 
-PLAIN_LINE_ERRORS = {
+LINE_ERRORS = {
     "undefined operand": ("%v0_5 = prim.add %v0_4, %x0", "%v0_5 = prim.add %v0_4, %nope"),
     "forward use": ("%v0_5 = prim.add %v0_4, %x0", "%v0_5 = prim.add %v0_4, %v0_7"),
     "defined twice": ("%v0_5 = prim.add %v0_4, %x0", "%v0_4 = prim.add %v0_4, %x0"),
@@ -232,18 +313,18 @@ PLAIN_LINE_ERRORS = {
     "unknown op": ("%v0_5 = prim.add %v0_4, %x0", "%v0_5 = prim.plus %v0_4, %x0"),
     "an op of no plain form": ("%v0_5 = prim.add %v0_4, %x0", "%v0_5 = func.call %v0_4, %x0"),
 }
-"""A line of `_chain(8)` (`prim.add` on `tensor<4xf64>`, a type met before,
-so read by one match) made wrong in ways the match itself accepts."""
+"""A line of `_chain(8)` (`prim.add` on `tensor<4xf64>`, of a form met
+before) made wrong keeping or changing its form."""
 
 
-@pytest.mark.parametrize("edit", PLAIN_LINE_ERRORS.values(), ids=PLAIN_LINE_ERRORS.keys())
-def test_a_plain_line_fails_as_xdsl_fails(ctx: Context, edit: tuple[str, str]) -> None:
+@pytest.mark.parametrize("edit", LINE_ERRORS.values(), ids=LINE_ERRORS.keys())
+def test_a_line_fails_as_xdsl_fails(ctx: Context, edit: tuple[str, str]) -> None:
     text = _chain(8).replace(f"  {edit[0]} :", f"  {edit[1]} :")
     assert text != _chain(8)
     assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
 
 
-def test_an_undefined_operand_of_a_plain_line_is_reported_at_its_use(ctx: Context) -> None:
+def test_an_undefined_operand_of_a_line_alike_is_reported_at_its_use(ctx: Context) -> None:
     text = _chain(8).replace("%v0_5 = prim.add %v0_4, %x0 :", "%v0_5 = prim.add %v0_4, %nope :")
     with pytest.raises(ParseError) as raised:
         LocatingParser(ctx, text, "in.mlir").parse_module()

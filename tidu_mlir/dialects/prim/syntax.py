@@ -4,6 +4,7 @@ custom formats (`%a, %b : T`, `name = [..]`, `: (T1, T2) -> U`, ...)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import TypeAlias, cast
 
@@ -30,8 +31,14 @@ def role_attributes(role: RoleSpec) -> dict[str, Attribute]:
 
 
 def i64_array(values: Sequence[int]) -> DenseArrayBase:
-    """An `array<i64: ...>` property."""
-    return DenseArrayBase.from_list(i64, [int(v) for v in values])
+    """An `array<i64: ...>` property (one object per distinct array: they are
+    immutable, and building one costs ~15 µs)."""
+    return _i64_array(tuple(int(v) for v in values))
+
+
+@functools.lru_cache(maxsize=4096)
+def _i64_array(values: tuple[int, ...]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, values)
 
 
 def array_values(attr: DenseArrayBase) -> tuple[int, ...]:
