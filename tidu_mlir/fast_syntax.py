@@ -44,7 +44,7 @@ import re
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, cast
+from typing import ClassVar, TypeAlias, cast
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
@@ -214,6 +214,11 @@ def _build(
     return op
 
 
+_Line: TypeAlias = tuple[re.Match[str] | None, list[str], int]
+"""A line as `FastParser._split_line` splits it: its `%name = ` head (if
+any), the rest's texts and SSA names alternating, and its end."""
+
+
 @dataclass(frozen=True)
 class _LineForm:
     """What a line reads to whatever its SSA names: an op of `op_type` with
@@ -366,18 +371,32 @@ class FastParser(Parser):
     def _parse_block_body(self, block: Block) -> None:
         # xDSL's loop over the ops of a block, a line like one read before built
         # from what that line read to.
-        while (op := self._parse_line_alike() or self._parse_line()) is not None:
+        while (op := self._parse_next_op()) is not None:
             block.add_op(op)
 
-    def _parse_line_alike(self) -> Operation | None:
-        """The op on the line of the current token if a line of its form
-        (`_LineForm`) was read before and its names are defined with the types
-        of that form (None, nothing consumed, otherwise)."""
+    def _parse_next_op(self) -> Operation | None:
+        """The op on the line of the current token (None at the end of the
+        block): built from the form of a line read before if one matches
+        (`_parse_line_alike`), otherwise read by xDSL's path, and the form of
+        its line learnt."""
         start = self.pos
         if (line := self._split_line(start)) is None:
-            return None
+            return self.parse_optional_operation()
+        key = self._line_key(line)
+        if (op := self._parse_line_alike(start, line, key)) is None:
+            op = self.parse_optional_operation()
+            if op is not None:
+                self._learn_line_form(op, start, line, key)
+        return op
+
+    def _parse_line_alike(
+        self, start: int, line: _Line, key: tuple[object, ...]
+    ) -> Operation | None:
+        """The op on `line` if a line of its form (`key`, `_LineForm`) was read
+        before and its names are defined with the types of that form (None,
+        nothing consumed, otherwise)."""
         head, parts, end = line
-        form = self._line_forms.get(self._line_key(head, parts))
+        form = self._line_forms.get(key)
         if form is None or (operands := self._values_of(parts[1::2], form)) is None:
             return None
         op = self._located(form.build(operands), start)
@@ -387,32 +406,23 @@ class FastParser(Parser):
             self._register_ssa_definition(head[1][1:], op.results, result)
         return op
 
-    def _parse_line(self) -> Operation | None:
-        """The next op, read by xDSL's path (None at the end of the block); the
-        form of its line learnt when it is alone on its line."""
-        start = self.pos
-        op = self.parse_optional_operation()
-        if op is not None:
-            self._learn_line_form(op, start)
-        return op
-
-    def _learn_line_form(self, op: Operation, start: int) -> None:
-        """Keep the form of the line from `start` that read to `op`, if the op
+    def _learn_line_form(
+        self, op: Operation, start: int, line: _Line, key: tuple[object, ...]
+    ) -> None:
+        """Keep the form (`key`) of `line`, from `start`, that read to `op`, if the op
         fills the line, has no regions or successors, no explicit location,
         and its operands are the values of the line's names in their order
         (then each name of the line is an operand: its results, if any, are
         named by its head)."""
         if len(self._line_forms) >= MAX_LINE_FORMS or op.regions or op.successors:
             return
-        if (line := self._split_line(start)) is None:
-            return
-        head, parts, end = line
+        _, parts, end = line
         if not self._ends_at(end) or not _form_may_be_learnt(self._text[start:end]):
             return
         named = [self.ssa_values.get(name[1:]) for name in parts[1::2]]
         if [values[0] if values else None for values in named] != list(op.operands):
             return  # (SSA values compare by identity)
-        self._line_forms[self._line_key(head, parts)] = _LineForm(
+        self._line_forms[key] = _LineForm(
             type(op),
             tuple(operand.type for operand in op.operands),
             tuple(result.type for result in op.results),
@@ -420,7 +430,7 @@ class FastParser(Parser):
             dict(op.attributes),
         )
 
-    def _split_line(self, start: int) -> tuple[re.Match[str] | None, list[str], int] | None:
+    def _split_line(self, start: int) -> _Line | None:
         """The line from `start`: its `%name = ` head, the rest split into its
         texts and SSA names (alternating), and its end (None: the last line
         of the input, without a newline)."""
@@ -430,9 +440,10 @@ class FastParser(Parser):
         head = _LINE_HEAD.match(self._text, start, end)
         return head, _SSA_NAMES.split(self._text[start if head is None else head.end() : end]), end
 
-    def _line_key(self, head: re.Match[str] | None, parts: list[str]) -> tuple[object, ...]:
+    def _line_key(self, line: _Line) -> tuple[object, ...]:
         """What identifies the form of a line: its texts between names, whether
         it defines a value, and the dialects that name its op."""
+        head, parts, _ = line
         return (tuple(self._parser_state.dialect_stack), head is not None, *parts[::2])
 
     def _values_of(self, names: list[str], form: _LineForm) -> list[SSAValue] | None:
@@ -440,11 +451,7 @@ class FastParser(Parser):
         `form` (None: one is not defined yet, or has another type)."""
         values: list[SSAValue] = []
         for name, operand_type in zip(names, form.operand_types, strict=True):
-            defined = self.ssa_values.get(name[1:])
-            if defined is None:
-                return None
-            value = defined[0]
-            if value.type is not operand_type and value.type != operand_type:
+            if (value := self._defined(name[1:], 0, operand_type)) is None:
                 return None
             values.append(value)
         return values
@@ -461,12 +468,14 @@ class FastParser(Parser):
         return self.resolve_operand(UnresolvedOperand(Span(*name, self.lexer.input), 0), type)
 
     def _defined(self, name: str, index: int, type: Attribute) -> SSAValue | None:
-        """Value `index` of `name` if defined before with this very type object
-        (what xDSL's lookup returns, without its checks, which pass)."""
+        """Value `index` of `name` if defined before with `type` (the very
+        object, or an equal one): what xDSL's lookup returns, without its
+        checks, which pass."""
         values = self.ssa_values.get(name)
-        if values is None or index >= len(values) or values[index].type is not type:
+        if values is None or index >= len(values):
             return None
-        return values[index]
+        value = values[index]
+        return value if value.type is type or value.type == type else None
 
     def resolve_operand(
         self, operand: UnresolvedOperand, type: AttributeInvT
