@@ -80,30 +80,33 @@ def use_before_definition() -> LargeInput:
     return LargeInput("use before definition", "\n".join(lines) + "\n", False, 2)
 
 
-def error_after_ops_with_attributes() -> LargeInput:
-    """1 MB of ops in a custom syntax with attributes (`prim.transpose`, which
-    the plain-op fast path of `tidu_mlir.fast_syntax` does not read), then an
-    undefined value on the last op."""
-    op = "prim.transpose %x, permutation = [1, 0] : tensor<4x4xf64> -> tensor<4x4xf64>"
-    lines = ["func.func @f(%x: tensor<4x4xf64>) -> tensor<4x4xf64> {"]
+def _error_after(name: str, signature: str, line: Callable[[int], str]) -> LargeInput:
+    """A function `(%x: T) -> U` (`signature` gives `T` and `U`) of 1 MB of
+    `line(i)` ops (`i` their line number), then an undefined value returned."""
+    argument, result = signature.split(" -> ")
+    lines = [f"func.func @f(%x: {argument}) -> {result} {{"]
     while sum(map(len, lines)) < MEGABYTE:
-        lines.append(f"  %v{len(lines)} = {op}")
-    lines += ["  func.return %nope : tensor<4x4xf64>", "}"]
-    return LargeInput("error after attributes", "\n".join(lines) + "\n", False, len(lines) - 1)
+        lines.append(f"  %v{len(lines)} = {line(len(lines))}")
+    lines += [f"  func.return %nope : {result}", "}"]
+    return LargeInput(name, "\n".join(lines) + "\n", False, len(lines) - 1)
+
+
+def error_after_ops_with_attributes() -> LargeInput:
+    """1 MB of one op in a custom syntax with attributes (`prim.transpose`:
+    read by its `parse` once, then from the form of its line)."""
+    op = "prim.transpose %x, permutation = [1, 0] : tensor<4x4xf64> -> tensor<4x4xf64>"
+    signature = "tensor<4x4xf64> -> tensor<4x4xf64>"
+    return _error_after("error after attributes", signature, lambda i: op)
 
 
 def error_after_distinct_lines() -> LargeInput:
     """1 MB of ops no two alike (`prim.slice` at a different offset on each
-    line: `FastParser` reads no line from the form of another), then an
-    undefined value on the last op."""
-    lines = ["func.func @f(%x: tensor<100000xf64>) -> tensor<3xf64> {"]
-    while sum(map(len, lines)) < MEGABYTE:
-        i = len(lines)
-        lines.append(
-            f"  %v{i} = prim.slice %x [{i}:{i + 3}:1] : tensor<100000xf64> -> tensor<3xf64>"
-        )
-    lines += ["  func.return %nope : tensor<3xf64>", "}"]
-    return LargeInput("error after distinct lines", "\n".join(lines) + "\n", False, len(lines) - 1)
+    line: `FastParser` reads no line from the form of another)."""
+    return _error_after(
+        "error after distinct lines",
+        "tensor<100000xf64> -> tensor<3xf64>",
+        lambda i: f"prim.slice %x [{i}:{i + 3}:1] : tensor<100000xf64> -> tensor<3xf64>",
+    )
 
 
 def long_integer() -> LargeInput:
