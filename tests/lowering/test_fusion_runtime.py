@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 
 import numpy as np
@@ -195,6 +196,6 @@ def test_tanh_kernel_is_inlined_and_vectorized() -> None:
     compiled = compile_function(build([tensor((64,))], lambda x: prim.TanhOp(prim.TanhOp(x))))
     body = compiled.llvm_ir.split("define void")[1].split("\n}")[0]
     assert "__tidu_tanh" not in body
-    assert "<4 x double>" in body
+    assert re.search(r"<(?:2|4|8) x double>", body)  # the host's vector width
     x = np.linspace(-30, 30, 64)
     np.testing.assert_allclose(compiled(x), np.tanh(np.tanh(x)), rtol=4e-16, atol=0)

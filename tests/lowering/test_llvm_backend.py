@@ -4,13 +4,19 @@ import gc
 import re
 import weakref
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pytest
 from xdsl.utils.exceptions import DiagnosticException
 
 from tidu_mlir.lowering import backend
-from tidu_mlir.lowering.jit import clear_cache, compile_module, parse_module
+from tidu_mlir.lowering.jit import (
+    _generate_object,  # pyright: ignore[reportPrivateUsage]
+    clear_cache,
+    compile_module,
+    parse_module,
+)
 
 UNARY = {
     "exp": np.exp,
@@ -331,13 +337,13 @@ exit:
 
 
 def test_fixed_count_loops_are_not_unrolled_in_full():
-    """The unrolling cap (`backend.UNROLL_THRESHOLD`): a 64-iteration loop
+    """The unrolling cap (`backend.UNROLL_THRESHOLD`): a 128-iteration loop
     of a few operations stays a loop, vectorized (O3's default cost cap
-    unrolls it into 16 vector bodies, which made LLVM the bulk of the compile
-    time of programs with many small loops)."""
-    text = str(backend.optimize(LOOP_OF_64))
+    unrolls it into 16 or 32 vector bodies, AVX-512 or AVX2, which made LLVM
+    the bulk of the compile time of programs with many small loops)."""
+    text = str(backend.optimize(LOOP_OF_64.replace("i64 %next, 64", "i64 %next, 128")))
     assert " phi " in text
-    assert 0 < text.count("fdiv <4 x double>") < 16
+    assert 0 < len(re.findall(r"fdiv <(?:2|4|8) x double>", text)) < 16  # any vector width
 
 
 def test_ten_iteration_loops_are_vectorized_without_masks():
@@ -347,4 +353,33 @@ def test_ten_iteration_loops_are_vectorized_without_masks():
     AVX2)."""
     text = str(backend.optimize(LOOP_OF_64.replace("i64 %next, 64", "i64 %next, 10")))
     assert "masked" not in text
-    assert "fdiv <4 x double>" in text or "fdiv <2 x double>" in text
+    assert re.search(r"fdiv <(?:2|4|8) x double>", text)
+
+
+SLP_INPUT = Path(__file__).parent / "inputs" / "slp_use_before_definition.ll"
+"""LLVM IR of the gradient of `x.at[([1, 2], [3, 3])].multiply(-2.0)` (small
+buffers in the frame) on which LLVM 22's SLP vectorizer, on an AVX-512 host,
+emits a vector product after the shuffle that uses it."""
+
+
+def test_broken_slp_output_is_optimized_again_without_slp(monkeypatch) -> None:
+    """The optimized module always verifies (codegen aborts the process on a
+    broken one): when the O3 output does not, O3 runs again without the SLP
+    vectorizer. Forced here (the bug shows on some hosts only), and on the
+    recorded input, whatever the host."""
+    text = SLP_INPUT.read_text()
+    runs: list[bool] = []
+    optimized = backend._optimized  # pyright: ignore[reportPrivateUsage]
+
+    def recorded(llvm_ir: str, slp_vectorization: bool):
+        runs.append(slp_vectorization)
+        return optimized(llvm_ir, slp_vectorization)
+
+    monkeypatch.setattr(backend, "_optimized", recorded)
+    monkeypatch.setattr(backend, "_verifies", lambda module: False)
+    backend.optimize(text).verify()
+    assert runs == [True, False]
+    monkeypatch.undo()
+    module = backend.optimize(text)
+    module.verify()
+    assert _generate_object(module)  # object code, no abort

@@ -72,6 +72,12 @@ def _split() -> type[ModulePass]:
     return SplitFunctionsPass
 
 
+def _promote_buffers() -> type[ModulePass]:
+    from tidu_mlir.lowering.promote_buffers import PromoteBuffersToStackPass
+
+    return PromoteBuffersToStackPass
+
+
 def _lower_to_llvm() -> type[ModulePass]:
     from tidu_mlir.lowering.lower_to_llvm import LowerToLLVMPass
 
@@ -90,6 +96,7 @@ LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "convert-prim-to-loops": _prim_to_loops,
     "parallelize-loops": _parallelize,
     "split-functions": _split,
+    "promote-buffers-to-stack": _promote_buffers,
     "lower-to-llvm": _lower_to_llvm,
     "convert-arith-to-llvm": _arith,
     "convert-math-to-llvm": _math,

@@ -135,13 +135,14 @@ def translate_to_llvm_ir(module: ModuleOp) -> str:
 def optimize(llvm_ir: str) -> llvm.ModuleRef:
     """Parse, verify and optimize LLVM IR at O3 for the host CPU, then map vector
     math intrinsics to libmvec (`vector_library.use_libmvec`)."""
-    tm = host_target_machine()
     with LLVM_LOCK:
-        module = llvm.parse_assembly(llvm_ir)
-        module.verify()
-        module.triple = tm.triple
-        module.data_layout = str(tm.target_data)
-        _run_default_pipeline(module)
+        module = _optimized(llvm_ir, slp_vectorization=True)
+        if not _verifies(module):
+            # LLVM 22's SLP vectorizer can emit an instruction after one of its
+            # uses (AVX-512 hosts, small unrolled buffers of a scatter's
+            # gradient); codegen would abort the process on such a module.
+            module = _optimized(llvm_ir, slp_vectorization=False)
+            module.verify()
         text = str(module)
         vectorized = use_libmvec(text)
         if vectorized == text:
@@ -151,8 +152,28 @@ def optimize(llvm_ir: str) -> llvm.ModuleRef:
         return module
 
 
+def _optimized(llvm_ir: str, slp_vectorization: bool) -> llvm.ModuleRef:
+    """`llvm_ir` parsed, verified and run through the O3 pipeline for the host."""
+    tm = host_target_machine()
+    module = llvm.parse_assembly(llvm_ir)
+    module.verify()
+    module.triple = tm.triple
+    module.data_layout = str(tm.target_data)
+    _run_default_pipeline(module, slp_vectorization)
+    return module
+
+
+def _verifies(module: llvm.ModuleRef) -> bool:
+    """Whether `module` passes LLVM's verifier."""
+    try:
+        module.verify()
+    except RuntimeError:
+        return False
+    return True
+
+
 @functools.cache
-def _pass_builder() -> llvm.PassBuilder:
+def _pass_builder(slp_vectorization: bool) -> llvm.PassBuilder:
     """The O3 pass builder for the host target (unrolling capped at
     `UNROLL_THRESHOLD`, `VECTORIZER_MIN_TRIP_COUNT`), made once: every
     builder llvmlite creates keeps ~2 KB alive (its instrumentation callbacks)."""
@@ -160,15 +181,15 @@ def _pass_builder() -> llvm.PassBuilder:
     llvm.set_option("tidu", f"-vectorizer-min-trip-count={VECTORIZER_MIN_TRIP_COUNT}")
     tuning = llvm.create_pipeline_tuning_options(speed_level=OPT_LEVEL)
     tuning.loop_vectorization = True
-    tuning.slp_vectorization = True
+    tuning.slp_vectorization = slp_vectorization
     return llvm.create_pass_builder(host_target_machine(), tuning)
 
 
-def _run_default_pipeline(module: llvm.ModuleRef) -> None:
+def _run_default_pipeline(module: llvm.ModuleRef, slp_vectorization: bool) -> None:
     """Run the O3 pipeline on `module`, then free the pass manager: llvmlite
     0.50's `ModulePassManager` never frees itself (its `_dispose` resolves to
     `ObjectRef`'s, which does nothing), which kept ~70 KB per compilation."""
-    builder = _pass_builder()
+    builder = _pass_builder(slp_vectorization)
     passes = builder.getModulePassManager()
     try:
         passes.run(module, builder)

@@ -64,7 +64,6 @@ from tidu_mlir.lowering.kernels import KERNELS, constant_element, emit_transpose
 from tidu_mlir.lowering.lapack import LINALG_OPS, MatrixCalls, emit_linalg, scratch_types
 from tidu_mlir.lowering.loops import Buffer, Index, LoopBuilder, buffer_memref_type
 from tidu_mlir.lowering.math_library import MathLibrary
-from tidu_mlir.lowering.memref_to_llvm import byte_size
 from tidu_mlir.lowering.regions import (
     ScanBuffers,
     WhileBuffers,
@@ -77,12 +76,6 @@ from tidu_mlir.lowering.regions import (
 from tidu_mlir.lowering.scalar import Element, ScalarBuilder
 
 ALIGNMENT = 64
-
-STACK_BYTES = 256
-"""Temporaries of at most this size in an outlined loop body or branch live in
-its frame (`alloca`): no `malloc`/`free` at each call. Not in entry functions,
-called once: there LLVM's instruction selection can take minutes on thousands
-of small stack buffers (GradBench gmm at d=3)."""
 
 FUSED_OPS: frozenset[type[Operation]] = frozenset({*ELEMENT_RULES, prim.BroadcastInDimOp})
 """Ops computed inside a fused elementwise loop nest (`broadcast_in_dim` as an index map)."""
@@ -101,12 +94,8 @@ class FunctionLowering:
         function: func.FuncOp,
         module: ModuleOp,
         library: MathLibrary,
-        *,
-        region_body: bool = False,
     ):
         self.function = function
-        self.region_body = region_body
-        """Whether `function` is an outlined loop body or branch (called many times)."""
         self.module = module
         self.library = library
         self.block = function.body.block
@@ -198,9 +187,6 @@ class FunctionLowering:
             tensor_type.get_element_type(), tensor_type.get_shape()
         )
         element, shape = view_type.element_type, view_type.get_shape()
-        if self.region_body and byte_size(element) * math.prod(shape) <= STACK_BYTES:
-            frame = self.builder.insert(memref.AllocaOp.get(element, ALIGNMENT, shape))
-            return Buffer(frame.memref, is_complex)
         alloc = self.builder.insert(memref.AllocOp.get(element, ALIGNMENT, shape))
         self.temporaries.append(alloc.memref)
         return Buffer(alloc.memref, is_complex)
@@ -530,11 +516,8 @@ class ConvertPrimToLoopsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         library = MathLibrary(op)
-        pending = [
-            (f, False) for f in op.ops if isinstance(f, func.FuncOp) and not f.is_declaration
-        ]
+        pending = [f for f in op.ops if isinstance(f, func.FuncOp) and not f.is_declaration]
         while pending:  # the regions of scans, conds and whiles are outlined on the way
-            function, region_body = pending.pop(0)
-            lowering = FunctionLowering(function, op, library, region_body=region_body)
+            lowering = FunctionLowering(pending.pop(0), op, library)
             lowering.run()
-            pending.extend((outlined, True) for outlined in lowering.outlined)
+            pending.extend(lowering.outlined)

@@ -51,7 +51,15 @@ from tidu_mlir import config
 from tidu_mlir.config import LRUCache
 from tidu_mlir.dialects.cg import CG
 from tidu_mlir.dialects.prim import PRIM
-from tidu_mlir.lowering import backend, blas, disk_cache, fusion, parallel, prim_to_loops
+from tidu_mlir.lowering import (
+    backend,
+    blas,
+    disk_cache,
+    fusion,
+    parallel,
+    prim_to_loops,
+    promote_buffers,
+)
 from tidu_mlir.lowering.allocator import retain_freed_memory
 from tidu_mlir.lowering.jit import (
     BufferParam,
@@ -203,6 +211,11 @@ def lowering_options() -> dict[str, Any]:
         "gemv-min-flops": blas.GEMV_MIN_FLOPS,
         "max-cluster-ops": fusion.MAX_CLUSTER_OPS,
         "alignment": prim_to_loops.ALIGNMENT,
+        "stack-buffers": [
+            promote_buffers.MAX_ALLOC_BYTES,
+            promote_buffers.MAX_FRAME_BYTES,
+            promote_buffers.MAX_BUFFERS,
+        ],
     }
 
 
