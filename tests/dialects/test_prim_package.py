@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from xdsl.dialects.builtin import ComplexType, TensorType, f64, i1, i64
+from xdsl.dialects.builtin import ComplexType, DenseArrayBase, TensorType, f64, i1, i64
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import Pure
 
@@ -320,3 +320,14 @@ def test_elementwise_references_are_numpy() -> None:
     with np.errstate(all="raise"):
         env = evaluate_ops([op], {x: np.array([-1.0])})
     assert np.isnan(env[op.result]).all()
+
+
+@pytest.mark.parametrize(
+    "values", [[], [0], [1, -5, 7], [-(2**63), 2**63 - 1], [2**63, 2**64 - 1], [2**63 - 1, 2**63]]
+)
+def test_i64_array_is_xdsl_s_array(values: list[int]) -> None:
+    """`prim.i64_array` packs in-range values itself and gives the attribute
+    xDSL's `from_list` gives (which wraps values of 2**63 and above)."""
+    expected = DenseArrayBase.from_list(i64, values)
+    assert prim.i64_array(values) == expected
+    assert prim.array_values(prim.i64_array(values)) == prim.array_values(expected)

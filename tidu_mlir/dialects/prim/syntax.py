@@ -5,10 +5,11 @@ custom formats (`%a, %b : T`, `name = [..]`, `: (T1, T2) -> U`, ...)."""
 from __future__ import annotations
 
 import functools
+import struct
 from collections.abc import Sequence
 from typing import TypeAlias, cast
 
-from xdsl.dialects.builtin import DenseArrayBase, IntegerType, i64
+from xdsl.dialects.builtin import BytesAttr, DenseArrayBase, IntegerType, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
@@ -38,7 +39,13 @@ def i64_array(values: Sequence[int]) -> DenseArrayBase:
 
 @functools.lru_cache(maxsize=4096)
 def _i64_array(values: tuple[int, ...]) -> DenseArrayBase:
+    if all(_I64_MIN <= v <= _I64_MAX for v in values):
+        # Packed here: `from_list` normalizes each value first (~3x the time).
+        return DenseArrayBase(i64, BytesAttr(struct.pack(f"<{len(values)}q", *values)))
     return DenseArrayBase.from_list(i64, values)
+
+
+_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 
 
 def array_values(attr: DenseArrayBase) -> tuple[int, ...]:
