@@ -6,6 +6,7 @@ intrinsic name, because the LLVM backend declares unmangled intrinsics once per
 module (see docs/lowering.md). `index` values become `i64`.
 """
 
+import functools
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -31,6 +32,7 @@ from tidu_mlir.lowering.common import (
     rewrite_by_type,
     to_legal,
 )
+from tidu_mlir.lowering.llvm_ops import constant, float_binary, integer_binary
 
 _FLOAT_BINARY: dict[type[Operation], type[llvm.AbstractFloatArithOp]] = {
     arith.AddfOp: llvm.FAddOp,
@@ -90,8 +92,18 @@ _FLOAT_TO_INT_INTRINSIC: dict[type[Operation], str] = {
 def _fastmath(op: Operation) -> llvm.FastMathAttr:
     flags = op.properties.get("fastmath")
     assert isinstance(flags, arith.FastMathFlagsAttr)
+    return _llvm_fastmath(flags)
+
+
+@functools.cache
+def _llvm_fastmath(flags: arith.FastMathFlagsAttr) -> llvm.FastMathAttr:
     # As enum members: xDSL's LLVM backend reads `flag.value` (plain strings crash it).
     return llvm.FastMathAttr([FastMathFlag(str(f)) for f in flags.data])
+
+
+@functools.cache
+def _llvm_overflow(flags: arith.IntegerOverflowAttr) -> llvm.OverflowAttr:
+    return llvm.OverflowAttr([llvm.OverflowFlag(f.value) for f in flags.data])
 
 
 class ConvertFloatBinary(RewritePattern):
@@ -101,7 +113,7 @@ class ConvertFloatBinary(RewritePattern):
         if (new_type := _FLOAT_BINARY.get(type(op))) is None:
             return
         lhs, rhs = legal_operands(op, rewriter)
-        rewriter.replace(op, new_type(lhs, rhs, _fastmath(op)))
+        rewriter.replace(op, float_binary(new_type, lhs, rhs, _fastmath(op)))
 
 
 class ConvertIntBinary(RewritePattern):
@@ -112,8 +124,8 @@ class ConvertIntBinary(RewritePattern):
             lhs, rhs = legal_operands(op, rewriter)
             flags = op.properties["overflowFlags"]
             assert isinstance(flags, arith.IntegerOverflowAttr)
-            overflow = llvm.OverflowAttr([llvm.OverflowFlag(f.value) for f in flags.data])
-            replace_with_legal(op, [overflow_type(lhs, rhs, overflow=overflow)], rewriter)
+            new_op = integer_binary(overflow_type, lhs, rhs, _llvm_overflow(flags))
+            replace_with_legal(op, [new_op], rewriter)
         elif (plain_type := _INT_BINARY.get(type(op))) is not None:
             lhs, rhs = legal_operands(op, rewriter)
             replace_with_legal(
@@ -189,7 +201,7 @@ class ConvertConstant(RewritePattern):
         if not isinstance(value, IntegerAttr | FloatAttr | DenseIntOrFPElementsAttr):
             return
         typ = legal_type(op.result.type)
-        new_op = llvm.ConstantOp(_legal_constant_value(value, typ), typ)
+        new_op = constant(_legal_constant_value(value, typ), typ)
         replace_with_legal(op, [new_op], rewriter)
 
 

@@ -48,6 +48,13 @@ def rewrite_by_type(root: Operation, patterns: Mapping[type[Operation], RewriteP
             pattern.match_and_rewrite(op, PatternRewriter(op))
 
 
+def cast_to(value: SSAValue, typ: Attribute) -> UnrealizedConversionCastOp:
+    """`builtin.unrealized_conversion_cast` of `value` to `typ` (built with
+    `create`, without the IRDL constructor's argument checks: the conversions
+    make thousands)."""
+    return UnrealizedConversionCastOp.create(operands=[value], result_types=[typ])
+
+
 def legal_type(typ: Attribute) -> Attribute:
     """The type `typ` has after lowering to the `llvm` dialect."""
     if isinstance(typ, IndexType):
@@ -85,7 +92,7 @@ def to_legal(value: SSAValue, rewriter: PatternRewriter) -> SSAValue:
         cast = use.operation
         if cast.parent is owner if isinstance(owner, Block) else cast.prev_op is owner:
             return cast.results[0]
-    cast = UnrealizedConversionCastOp.get([value], [target])
+    cast = cast_to(value, target)
     at = InsertPoint.at_start(owner) if isinstance(owner, Block) else InsertPoint.after(owner)
     rewriter.insert(cast, at)
     return cast.results[0]
@@ -107,7 +114,7 @@ def replace_with_legal(
     casts: list[Operation] = []
     for i, (old, new) in enumerate(zip(op.results, results, strict=True)):
         if old.type != new.type:
-            cast = UnrealizedConversionCastOp.get([new], [old.type])
+            cast = cast_to(new, old.type)
             casts.append(cast)
             results[i] = cast.results[0]
     rewriter.replace(op, [*new_ops, *casts], results)
@@ -123,7 +130,7 @@ def convert_block_argument_types(block: Block, rewriter: PatternRewriter) -> Non
         new_arg = rewriter.replace_value_with_new_type(arg, target)
         if not new_arg.uses:
             continue
-        cast = UnrealizedConversionCastOp.get([new_arg], [old_type])
+        cast = cast_to(new_arg, old_type)
         rewriter.insert(cast, InsertPoint.at_start(block))
         rewriter.replace_uses_with_if(
             new_arg, cast.results[0], lambda use, cast=cast: use.operation is not cast

@@ -41,9 +41,17 @@ from tidu_mlir.lowering.common import (
     rewrite_by_type,
     to_legal,
 )
+from tidu_mlir.lowering.llvm_ops import (
+    POINTER,
+    element_pointer,
+    integer_binary,
+    integer_constant,
+    load,
+    store,
+)
 
 _NSW = llvm.OverflowAttr([llvm.OverflowFlag.NO_SIGNED_WRAP])
-_PTR = llvm.LLVMPointerType()
+_PTR = POINTER
 
 
 def _static_layout(typ: Attribute) -> tuple[MemRefType, Sequence[int], int]:
@@ -67,7 +75,7 @@ def byte_size(typ: Attribute) -> int:
 
 
 def _constant(value: int, ops: list[Operation]) -> SSAValue:
-    op = llvm.ConstantOp(IntegerAttr(value, i64), i64)
+    op = integer_constant(value)
     ops.append(op)
     return op.result
 
@@ -80,15 +88,15 @@ def _linear_index(
     for index, stride in zip(indices, strides, strict=True):
         term = index
         if stride != 1:
-            mul = llvm.MulOp(index, _constant(stride, ops), overflow=_NSW)
+            mul = integer_binary(llvm.MulOp, index, _constant(stride, ops), _NSW)
             ops.append(mul)
-            term = mul.res
+            term = mul.results[0]
         if total is None:
             total = term
         else:
-            add = llvm.AddOp(total, term, overflow=_NSW)
+            add = integer_binary(llvm.AddOp, total, term, _NSW)
             ops.append(add)
-            total = add.res
+            total = add.results[0]
     return total
 
 
@@ -101,9 +109,7 @@ def _element_pointer(
     linear = _linear_index([to_legal(i, rewriter) for i in indices], strides, offset, ops)
     if linear is None:
         return base
-    gep = llvm.GEPOp(
-        base, [llvm.GEP_USE_SSA_VAL], typ.element_type, ssa_indices=[linear], inbounds=True
-    )
+    gep = element_pointer(base, linear, typ.element_type)
     ops.append(gep)
     return gep.result
 
@@ -113,7 +119,7 @@ class ConvertLoad(RewritePattern):
     def match_and_rewrite(self, op: memref.LoadOp, rewriter: PatternRewriter, /) -> None:
         ops: list[Operation] = []
         pointer = _element_pointer(op.memref, op.indices, rewriter, ops)
-        rewriter.replace(op, [*ops, llvm.LoadOp(pointer, op.res.type)])
+        rewriter.replace(op, [*ops, load(pointer, op.res.type)])
 
 
 class ConvertStore(RewritePattern):
@@ -121,7 +127,7 @@ class ConvertStore(RewritePattern):
     def match_and_rewrite(self, op: memref.StoreOp, rewriter: PatternRewriter, /) -> None:
         ops: list[Operation] = []
         pointer = _element_pointer(op.memref, op.indices, rewriter, ops)
-        rewriter.replace(op, [*ops, llvm.StoreOp(op.value, pointer)], [])
+        rewriter.replace(op, [*ops, store(op.value, pointer)], [])
 
 
 def _buffer_elements(typ: MemRefType) -> int:
