@@ -52,8 +52,9 @@ def test_scf_to_cf_moves_each_op_at_most_once() -> None:
         module = loops(steps, split=False)
         total = op_count(module)
         moved = lower_structured_control_flow(module)
-        # every loop nest but the first is followed by ops that move once
-        assert total // 2 < moved <= total
+        # the ops after each loop nest move once (the bodies of rotated loops
+        # stay in their block): a fixed share of the ops, not a growing one
+        assert total // 5 < moved <= total // 3
         assert not any(op.name.startswith("scf.") for op in module.walk())
 
 

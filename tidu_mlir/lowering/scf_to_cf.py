@@ -13,19 +13,25 @@ is visited once and moved at most once.
 The result has MLIR's shape: `scf.for` becomes a header block taking the
 induction variable and the carried values (`arith.cmpi slt` + `cf.cond_br`), the
 body blocks (the last one steps the variable and branches back) and an exit
-block; `scf.if` becomes a `cf.cond_br` to its regions, which branch to a
-continuation block whose arguments are the results; `scf.while` becomes its
-before block (a `cf.cond_br` to the after block or the exit block), its after
-block (branching back) and an exit block taking the results.
+block, or, when its constant bounds make it run at least once (every loop nest
+over a static shape), the body blocks alone, the last one stepping and testing
+the variable (the rotated form LLVM's loop passes work on: on the K=250 chain of
+`bench/bench_compile.py`, ~1,000 loops of 8 iterations, compile time 5.45 ->
+4.9 s, LLVM's O3 and the conversions to `llvm` both doing less); `scf.if`
+becomes a `cf.cond_br` to its regions, which branch to a continuation block
+whose arguments are the results; `scf.while` becomes its before block (a
+`cf.cond_br` to the after block or the exit block), its after block (branching
+back) and an exit block taking the results.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialects import arith, cf, scf
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -64,7 +70,10 @@ class _Flattener:
         return current
 
     def _lower_for(self, loop: scf.ForOp, current: Block) -> Block:
-        """`loop` as header, body and exit blocks after `current`; the exit block."""
+        """`loop` as header, body and exit blocks after `current`; the exit block.
+        A loop known to run at least once is emitted rotated (below)."""
+        if _runs_at_least_once(loop):
+            return self._lower_rotated_for(loop, current)
         region = _region_of(current)
         header = loop.body.block
         loop.body.detach_block(header)
@@ -80,6 +89,29 @@ class _Flattener:
         condition = arith.CmpiOp(header.args[0], loop.ub, "slt")
         header.add_ops([condition, cf.ConditionalBranchOp(condition, body, (), exit_block, ())])
         Rewriter.replace_op(loop, [], header.args[1:])
+        return exit_block
+
+    def _lower_rotated_for(self, loop: scf.ForOp, current: Block) -> Block:
+        """`loop` (which runs at least once) as body blocks whose last one steps
+        the variable and tests it (`cf.cond_br` back to the first or on to the
+        exit block): the do-while form LLVM's loop passes expect, so that
+        `LoopRotate` has nothing to do on the many small loops of a program."""
+        region = _region_of(current)
+        body = loop.body.block
+        loop.body.detach_block(body)
+        exit_block = Block()
+        region.insert_block_after(body, current)
+        last = self.lower_ops(body, body)
+        region.insert_block_after(exit_block, last)
+        yielded = last.last_op
+        assert isinstance(yielded, scf.YieldOp)
+        step = arith.AddiOp(body.args[0], loop.step)
+        condition = arith.CmpiOp(step, loop.ub, "slt")
+        back = cf.ConditionalBranchOp(condition, body, (step, *yielded.operands), exit_block, ())
+        carried = list(yielded.operands)
+        Rewriter.replace_op(yielded, [step, condition, back])
+        _terminate(current, loop, cf.BranchOp(body, loop.lb, *loop.iter_args))
+        Rewriter.replace_op(loop, [], carried)
         return exit_block
 
     def _lower_if(self, branch: scf.IfOp, current: Block) -> Block:
@@ -132,6 +164,18 @@ class _Flattener:
         _terminate(current, loop, cf.BranchOp(before, *loop.arguments))
         Rewriter.replace_op(loop, [], exit_block.args)
         return exit_block
+
+
+def _runs_at_least_once(loop: scf.ForOp) -> bool:
+    """Whether `loop`'s bounds are constants with lower < upper."""
+    bounds = [value.owner for value in (loop.lb, loop.ub)]
+    if not all(isinstance(b, arith.ConstantOp) for b in bounds):
+        return False
+    values = [cast(arith.ConstantOp, b).value for b in bounds]
+    if not all(isinstance(v, IntegerAttr) for v in values):
+        return False
+    lower, upper = (cast(IntegerAttr, v).value.data for v in values)
+    return lower < upper
 
 
 def _terminate(current: Block, structured: Operation, branch: Operation) -> None:

@@ -42,15 +42,17 @@ func.func @f(%c0: tensor<f64>, %xs: tensor<5xf64>, %w: tensor<3xf64>) -> (tensor
 // CHECK:        arith.mulf
 // CHECK:        func.return
 
-// One loop in @f: one phi on the induction variable, one conditional
-// back-edge, one call of the body, which is defined once and not inlined.
+// One loop in @f (rotated: the trip count is a constant > 0): one phi on the
+// induction variable, one call of the body, which is defined once and not
+// inlined, then one conditional back-edge.
 // LLVM:      define void @"f"(
 // LLVM-NOT:  define
 // LLVM:        phi i64
 // LLVM-NOT:    phi i64
-// LLVM:        br i1
 // LLVM-NOT:    br i1
 // LLVM:        call ccc void @"f__scan0"(
+// LLVM-NOT:    phi i64
+// LLVM:        br i1
 // LLVM-NOT:    phi i64
 // LLVM-NOT:    br i1
 // LLVM-NOT:    call ccc void @"f__scan0"(
