@@ -40,7 +40,12 @@
 // CHECK-LABEL: {{^}}parallelize-loops{{$}}
 // CHECK:             min_work (int, default: -1)
 // CHECK-LABEL: {{^}}split-functions{{$}}
-// CHECK:             max_ops (int, default: 1000)
+// CHECK:             max_ops (int, default: 500)
+// CHECK-LABEL: {{^}}promote-buffers-to-stack{{$}}
+// CHECK-NEXT:      Small top-level temporaries
+// CHECK:             max_alloc_bytes (int, default: 256)
+// CHECK:             max_frame_bytes (int, default: 16384)
+// CHECK:             max_buffers (int, default: 256)
 // CHECK-LABEL: {{^}}lower-to-llvm{{$}}
 // CHECK-LABEL: {{^}}convert-arith-to-llvm{{$}}
 // CHECK-LABEL: {{^}}convert-math-to-llvm{{$}}
