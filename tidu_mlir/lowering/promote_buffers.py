@@ -94,16 +94,13 @@ def _alloca_like(alloc: memref.AllocOp) -> memref.AllocaOp:
     return alloca
 
 
-def promote_in_function(
-    function: func.FuncOp,
-    max_alloc_bytes: int = MAX_ALLOC_BYTES,
-    max_frame_bytes: int = MAX_FRAME_BYTES,
-    max_buffers: int = MAX_BUFFERS,
-) -> int:
-    """Promote the small temporaries of `function`'s entry block; how many."""
+def _promote_in_function(
+    function: func.FuncOp, max_alloc_bytes: int, max_frame_bytes: int, max_buffers: int
+) -> None:
+    """Promote the small temporaries of `function`'s entry block, within the caps."""
     block = function.body.blocks.first
     if block is None:
-        return 0
+        return
     block_ops = set(block.ops)
     frame_bytes = promoted = 0
     for op in list(block.ops):
@@ -121,7 +118,6 @@ def promote_in_function(
         Rewriter.erase_op(dealloc)
         frame_bytes += size
         promoted += 1
-    return promoted
 
 
 @dataclass(frozen=True)
@@ -144,6 +140,6 @@ class PromoteBuffersToStackPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for function in op.ops:
             if isinstance(function, func.FuncOp) and not function.is_declaration:
-                promote_in_function(
+                _promote_in_function(
                     function, self.max_alloc_bytes, self.max_frame_bytes, self.max_buffers
                 )
