@@ -22,6 +22,11 @@ for every op).
   next line (generated modules repeat a few forms: 12,000 lines of
   `prim.transpose %x, permutation = [1, 0] : ...` parse in 0.25 s, 1.5 s
   token by token);
+* plain pieces of the prim syntaxes in one match each: integer lists
+  (`[1, 0]`, `[0:2:1, 1:3:1]`, through `parse_optional_plain_integers`) and
+  `: T -> U` of types parsed before (`parse_optional_plain_arrow`); anything
+  else in them (comments, hexadecimal, out-of-range integers, new types)
+  goes token by token, so errors are xDSL's;
 * xDSL's check of a dense literal's type with its constraint built once
   (xDSL builds it for every literal, 2.5 ms each);
 * operands defined before with the very type object resolved by one lookup;
@@ -128,6 +133,13 @@ nested `<...>`), whose value depends on its text only (no aliases, no
 dialect types): cached when the parser ended it where this match ends."""
 
 _BLANK = re.compile(r"\s*", re.ASCII)
+
+_ARROW = re.compile(
+    rf":[ \t]*({_COMPACT_TYPE.pattern})[ \t]*->[ \t]*({_COMPACT_TYPE.pattern})", re.ASCII
+)
+"""`: T -> U` of two compact types on one line."""
+
+_INTEGER = re.compile(r"-?[0-9]+", re.ASCII)
 
 
 _SSA_NAME = rf"%{_SUFFIX_ID}(?![a-zA-Z0-9$._-])"
@@ -503,6 +515,33 @@ class FastParser(Parser):
         source = self.lexer.input
         operands = [UnresolvedOperand(Span(*match.span(g), source), 0) for g in range(1, count + 1)]
         return operands, self._type_at(match.end())
+
+    def parse_optional_plain_integers(self, pattern: re.Pattern[str]) -> list[int] | None:
+        """The integers of the text `pattern` matches at the next token, that
+        text consumed, when it matches and each integer fits in int64 (None,
+        nothing consumed, otherwise: the caller then parses token by token, so
+        errors are the token-by-token path's). For a syntax's plain pieces,
+        such as `[1, 0]`: one match instead of a parser call per token."""
+        match = pattern.match(self._text, self.pos)
+        if match is None:
+            return None
+        values = [int(digits) for digits in _INTEGER.findall(match[0])]
+        if not all(-(2**63) <= value < 2**63 for value in values):
+            return None
+        self._resume_from(match.end())
+        return values
+
+    def parse_optional_plain_arrow(self) -> tuple[TypeAttribute, TypeAttribute] | None:
+        """`: T -> U` in one match when both types were parsed before from the
+        same texts (None, nothing consumed, otherwise)."""
+        match = _ARROW.match(self._text, self.pos)
+        if match is None:
+            return None
+        operand, result = self._types.get(match[1]), self._types.get(match[2])
+        if operand is None or result is None:
+            return None
+        self._resume_from(match.end())
+        return operand, result
 
     def _type_at(self, pos: int) -> TypeAttribute:
         """The type at `pos`, consumed: the cached one, or parsed."""

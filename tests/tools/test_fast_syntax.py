@@ -366,3 +366,76 @@ def test_tidu_opt_prints_each_distinct_type_once(
     (tmp_path / "in.mlir").write_text(_chain(200))
     assert opt.run([str(tmp_path / "in.mlir")]) == 0, capsys.readouterr().err
     assert calls["tensor"] == len(TYPES)
+
+
+INTEGER_LISTS = {
+    "plain": ("[1, 0]", "[0:2:1, 1:3:1]"),
+    "blanks and a line break": ("[ 1 ,\n 0 ]", "[ 0 : 2 : 1 ,\n 1:3:1 ]"),
+    "negative": ("[-1, 0]", "[-2:2:1, 1:3:1]"),
+    "leading zeros": ("[01, 00]", "[00:02:01, 1:3:1]"),
+    "out of int64": ("[9223372036854775808, 0]", "[0:9223372036854775808:1, 1:3:1]"),
+    "hexadecimal": ("[0x1, 0]", "[0x0:2:1, 1:3:1]"),
+    "a comment": ("[1, // c\n 0]", "[0:2:1, // c\n 1:3:1]"),
+    "a minus apart": ("[- 1, 0]", "[- 2:2:1, 1:3:1]"),
+    "a float": ("[1.0, 0]", "[0.0:2:1, 1:3:1]"),
+    "a letter after a digit": ("[1a, 0]", "[0:2a:1, 1:3:1]"),
+    "one entry missing": ("[1, ]", "[0:2, 1:3:1]"),
+}
+"""A permutation and a slice list of `prim.transpose` / `prim.slice` lines:
+plain (read by `FastParser.parse_optional_plain_integers` in one match) or
+not (read token by token), valid or not."""
+
+
+@pytest.mark.parametrize("lists", INTEGER_LISTS.values(), ids=INTEGER_LISTS.keys())
+def test_integer_lists_read_as_xdsl_reads_them(ctx: Context, lists: tuple[str, str]) -> None:
+    permutation, slices = lists
+    text = (
+        "func.func @f(%x: tensor<3x4xf64>) {\n"
+        f"  %t = prim.transpose %x, permutation = {permutation}"
+        " : tensor<3x4xf64> -> tensor<4x3xf64>\n"
+        f"  %s = prim.slice %x {slices} : tensor<3x4xf64> -> tensor<2x2xf64>\n"
+        "  func.return\n}\n"
+    )
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
+def test_plain_integer_lists_are_read_in_one_match(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1,000 slice lines, no two alike, parse no integer and no punctuation
+    token by token (the slices and `: T -> U` are read in one match each)."""
+    calls = _counting(monkeypatch, Parser, "parse_integer", lambda parser, *_, **__: "integer")
+    punctuation = _counting(monkeypatch, Parser, "parse_punctuation", lambda *_, **__: "calls")
+    body = "".join(
+        f"  %v{i} = prim.slice %x [{i}:{i + 3}:1] : tensor<2000xf64> -> tensor<3xf64>\n"
+        for i in range(1000)
+    )
+    FastParser(
+        ctx, f"func.func @f(%x: tensor<2000xf64>) {{\n{body}  func.return\n}}\n"
+    ).parse_module()
+    assert calls["integer"] == 0
+    assert punctuation["calls"] < 10  # the function's header and end
+
+
+ARROWS = {
+    "plain": ": tensor<3x4xf64> -> tensor<4x3xf64>",
+    "no blanks": ":tensor<3x4xf64>->tensor<4x3xf64>",
+    "a line break": ": tensor<3x4xf64>\n    -> tensor<4x3xf64>",
+    "parenthesized": ": (tensor<3x4xf64>) -> tensor<4x3xf64>",
+    "a wrong result type": ": tensor<3x4xf64> -> tensor<3x4xf64>",
+    "a comment": ": tensor<3x4xf64> // c\n -> tensor<4x3xf64>",
+    "an unknown type": ": tensor<3x4xf64> -> tensor<4x3xf65>",
+}
+"""`: T -> U` of a `prim.transpose` line, after a line that parsed both types."""
+
+
+@pytest.mark.parametrize("arrow", ARROWS.values(), ids=ARROWS.keys())
+def test_arrows_read_as_xdsl_reads_them(ctx: Context, arrow: str) -> None:
+    line = "prim.transpose %x, permutation = [1, 0] "
+    text = (
+        "func.func @f(%x: tensor<3x4xf64>) {\n"
+        f"  %a = {line}: tensor<3x4xf64> -> tensor<4x3xf64>\n"
+        f"  %b = {line}{arrow}\n"
+        "  func.return\n}\n"
+    )
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)

@@ -13,6 +13,7 @@ concatenate joins along `dimension + 1`, reduce_max reduces `axes + 1`
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -67,6 +68,7 @@ from tidu_mlir.dialects.prim.types import (
     shape_of,
     tensor_type_of,
 )
+from tidu_mlir.fast_syntax import FastParser
 from tidu_mlir.interfaces import BatchContext, OneHot, RuleContext, active_mask_of
 
 # --------------------------------------------------------------------------
@@ -170,9 +172,7 @@ class SliceOp(UnaryLinear, PrimOp):
     @classmethod
     def parse(cls, parser: Parser) -> SliceOp:
         operand = parser.parse_unresolved_operand()
-        triples = parser.parse_comma_separated_list(
-            parser.Delimiter.SQUARE, lambda: _parse_slice_triple(parser)
-        )
+        triples = _parse_slice_triples(parser)
         attributes = parser.parse_optional_attr_dict()
         inputs, output = parse_types_arrow(parser, 1)
         return cls.create(
@@ -184,6 +184,23 @@ class SliceOp(UnaryLinear, PrimOp):
             },
             attributes=attributes,
         )
+
+
+_SLICE = r"-?[0-9]+\s*:\s*-?[0-9]+\s*:\s*-?[0-9]+"
+_PLAIN_SLICES = re.compile(rf"\[\s*(?:{_SLICE}(?:\s*,\s*{_SLICE})*)?\s*\]", re.ASCII)
+"""`[a:b:c, ...]` of decimal integers and blanks only (read by `FastParser` in one match)."""
+
+
+def _parse_slice_triples(parser: Parser) -> list[tuple[int, int, int]]:
+    """Parse `[start:limit:stride, ...]`."""
+    if (
+        isinstance(parser, FastParser)
+        and (values := parser.parse_optional_plain_integers(_PLAIN_SLICES)) is not None
+    ):
+        return [(values[i], values[i + 1], values[i + 2]) for i in range(0, len(values), 3)]
+    return parser.parse_comma_separated_list(
+        parser.Delimiter.SQUARE, lambda: _parse_slice_triple(parser)
+    )
 
 
 def _parse_slice_triple(parser: Parser) -> tuple[int, int, int]:

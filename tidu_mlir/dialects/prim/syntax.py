@@ -5,6 +5,7 @@ custom formats (`%a, %b : T`, `name = [..]`, `: (T1, T2) -> U`, ...)."""
 from __future__ import annotations
 
 import functools
+import re
 import struct
 from collections.abc import Sequence
 from typing import TypeAlias, cast
@@ -67,8 +68,17 @@ def print_int_list(printer: Printer, values: Sequence[int]) -> None:
     printer.print_string("[" + ", ".join(str(v) for v in values) + "]")
 
 
+_PLAIN_INT_LIST = re.compile(r"\[\s*(?:-?[0-9]+(?:\s*,\s*-?[0-9]+)*)?\s*\]", re.ASCII)
+"""`[i, j, ...]` of decimal integers and blanks only (read by `FastParser` in one match)."""
+
+
 def parse_int_list(parser: Parser, what: str = "entry") -> list[int]:
     """Parse `[i, j, ...]`; each fits in i64 (`what` names an entry in errors)."""
+    if (
+        isinstance(parser, FastParser)
+        and (values := parser.parse_optional_plain_integers(_PLAIN_INT_LIST)) is not None
+    ):
+        return values
     return parser.parse_comma_separated_list(
         parser.Delimiter.SQUARE, lambda: parse_int64(parser, what)
     )
@@ -101,6 +111,12 @@ def print_types_arrow(printer: Printer, inputs: Sequence[Attribute], output: Att
 
 def parse_types_arrow(parser: Parser, count: int) -> tuple[list[Attribute], Attribute]:
     """Parse `: T -> U` (count == 1) or `: (T1, ..., Tn) -> U`."""
+    if (
+        count == 1
+        and isinstance(parser, FastParser)
+        and (types := parser.parse_optional_plain_arrow())
+    ):
+        return [types[0]], types[1]
     parser.parse_punctuation(":")
     if count == 1 and parser.parse_optional_punctuation("(") is None:
         inputs: list[Attribute] = [parser.parse_type()]
