@@ -51,9 +51,8 @@ from xdsl.traits import NoTerminator, OpTrait
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Input, Position, Span
 
-from tidu_mlir.fast_syntax import FastParser, file_line_col
+from tidu_mlir.fast_syntax import I64_MAX, I64_MIN, FastParser, file_line_col
 
-I64_MAX = 2**63 - 1
 """The largest dimension, element count, array entry or pass id (MLIR stores them as int64)."""
 
 
@@ -258,7 +257,7 @@ def parse_int64(parser: BaseParser, what: str, *, allow_negative: bool = True) -
     one is a parse error at the literal instead of xDSL's `ValueError` later."""
     start = parser.pos
     value = parser.parse_integer(allow_boolean=False, allow_negative=allow_negative)
-    if not -I64_MAX - 1 <= value <= I64_MAX:
+    if not I64_MIN <= value <= I64_MAX:
         raise_since(parser, f"{what} {value} does not fit in 64 bits", start)
     return value
 

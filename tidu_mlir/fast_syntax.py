@@ -141,6 +141,9 @@ _ARROW = re.compile(
 
 _INTEGER = re.compile(r"-?[0-9]+", re.ASCII)
 
+I64_MIN, I64_MAX = -(2**63), 2**63 - 1
+"""The range of an int64 (index arrays, dimensions, pass ids)."""
+
 
 _SSA_NAME = rf"%{_SUFFIX_ID}(?![a-zA-Z0-9$._-])"
 """An SSA value name as one `%` token (the suffix lexes no further)."""
@@ -526,7 +529,7 @@ class FastParser(Parser):
         if match is None:
             return None
         values = [int(digits) for digits in _INTEGER.findall(match[0])]
-        if not all(-(2**63) <= value < 2**63 for value in values):
+        if not all(I64_MIN <= value <= I64_MAX for value in values):
             return None
         self._resume_from(match.end())
         return values

@@ -34,6 +34,8 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
 
+from tidu_mlir.lowering.llvm_ops import POINTER
+
 
 def rewrite_by_type(root: Operation, patterns: Mapping[type[Operation], RewritePattern]) -> None:
     """Apply to each op nested in `root`, once and in order, the pattern of its type.
@@ -60,7 +62,7 @@ def legal_type(typ: Attribute) -> Attribute:
     if isinstance(typ, IndexType):
         return i64
     if isinstance(typ, MemRefType):
-        return llvm.LLVMPointerType()
+        return POINTER
     return typ
 
 

@@ -51,7 +51,6 @@ from tidu_mlir.lowering.llvm_ops import (
 )
 
 _NSW = llvm.OverflowAttr([llvm.OverflowFlag.NO_SIGNED_WRAP])
-_PTR = POINTER
 
 
 def _static_layout(typ: Attribute) -> tuple[MemRefType, Sequence[int], int]:
@@ -153,7 +152,7 @@ class ConvertAlloca(RewritePattern):
         size = _constant(_buffer_elements(typ), ops)
         alignment = op.alignment.value.data if op.alignment is not None else 16
         alloca = llvm.AllocaOp(size, typ.element_type, alignment)
-        replace_with_legal(op, [*ops, alloca, llvm.BitcastOp(alloca.res, _PTR)], rewriter)
+        replace_with_legal(op, [*ops, alloca, llvm.BitcastOp(alloca.res, POINTER)], rewriter)
 
 
 @dataclass
@@ -170,11 +169,11 @@ class ConvertHeapOps(RewritePattern):
             typ = op.memref.type
             ops: list[Operation] = []
             size = _constant(_buffer_elements(typ) * byte_size(typ.element_type), ops)
-            self.declarations[CHECKED_MALLOC] = llvm.LLVMFunctionType([i64], _PTR)
-            call = llvm.CallOp(CHECKED_MALLOC, size, return_type=_PTR)
+            self.declarations[CHECKED_MALLOC] = llvm.LLVMFunctionType([i64], POINTER)
+            call = llvm.CallOp(CHECKED_MALLOC, size, return_type=POINTER)
             replace_with_legal(op, [*ops, call], rewriter)
         elif isinstance(op, memref.DeallocOp):
-            self.declarations["free"] = llvm.LLVMFunctionType([_PTR])
+            self.declarations["free"] = llvm.LLVMFunctionType([POINTER])
             rewriter.replace(op, llvm.CallOp("free", to_legal(op.memref, rewriter)), [])
 
 
@@ -224,8 +223,8 @@ class ConvertGetGlobal(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.GetGlobalOp, rewriter: PatternRewriter, /) -> None:
-        address = llvm.AddressOfOp(op.name_, _PTR)
-        replace_with_legal(op, [address, llvm.BitcastOp(address.result, _PTR)], rewriter)
+        address = llvm.AddressOfOp(op.name_, POINTER)
+        replace_with_legal(op, [address, llvm.BitcastOp(address.result, POINTER)], rewriter)
 
 
 class ConvertGlobal(RewritePattern):

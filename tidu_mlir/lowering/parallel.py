@@ -85,6 +85,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tidu_mlir.lowering.blas import calls_openblas
 from tidu_mlir.lowering.common import declare_functions, legal_type, load_system_library
+from tidu_mlir.lowering.llvm_ops import POINTER
 
 PARALLEL_MIN_WORK = 1 << 16
 """Smallest estimated work (iterations x `block_work` of the body) run in parallel;
@@ -105,9 +106,8 @@ _CALL_COST = 16
 """Work units of a math op or call (vector exp/sin/tanh) against 1 for arithmetic."""
 
 _SLOT_BYTES = 8
-_PTR = llvm.LLVMPointerType()
 _OMP_FUNCTIONS = {
-    "GOMP_parallel": llvm.LLVMFunctionType([_PTR, _PTR, i32, i32]),
+    "GOMP_parallel": llvm.LLVMFunctionType([POINTER, POINTER, i32, i32]),
     "omp_get_thread_num": llvm.LLVMFunctionType([], i32),
     "omp_get_num_threads": llvm.LLVMFunctionType([], i32),
     "omp_get_max_threads": llvm.LLVMFunctionType([], i32),
@@ -304,7 +304,7 @@ class _Outliner:
         self, name: str, body: func.FuncOp, captures: list[SSAValue], trips: int, grain: int
     ) -> None:
         """`@name(ctx)`: this thread's share of `[0, trips)`, in whole `grain`s."""
-        block = Block(arg_types=[_PTR])
+        block = Block(arg_types=[POINTER])
         b = Builder(InsertPoint.at_end(block))
         ctx = block.args[0]
         args = [self._unpack(b, ctx, slot, value) for slot, value in enumerate(captures)]
@@ -343,14 +343,14 @@ class _Outliner:
             typ = legal_type(value.type)
             if typ != value.type:
                 value = b.insert(UnrealizedConversionCastOp.get([value], [typ])).results[0]
-            if typ == _PTR:
+            if typ == POINTER:
                 value, typ = b.insert(llvm.PtrToIntOp(value)).results[0], i64
             b.insert(llvm.StoreOp(value, self._slot(b, ctx.res, slot, typ)))
         partials = [self._partials(b, entry, c) for c in combiners]
         for slot, array in enumerate(partials, len(captures)):
             address = b.insert(llvm.PtrToIntOp(array)).results[0]
             b.insert(llvm.StoreOp(address, self._slot(b, ctx.res, slot, i64)))
-        function = b.insert(llvm.AddressOfOp(name, _PTR))
+        function = b.insert(llvm.AddressOfOp(name, POINTER))
         zero = b.insert(arith.ConstantOp(IntegerAttr(0, i32))).result
         threads = zero  # libgomp's default team size
         if combiners:  # at most MAX_THREADS, one partial result slot each
@@ -414,7 +414,7 @@ class _Outliner:
     def _unpack(self, b: Builder, ctx: SSAValue, slot: int, value: SSAValue) -> SSAValue:
         """Capture `value` read back from its slot, with its original type."""
         typ = legal_type(value.type)
-        if typ == _PTR:
+        if typ == POINTER:
             loaded = self._load_pointer(b, ctx, slot)
         else:
             loaded = b.insert(llvm.LoadOp(self._slot(b, ctx, slot, typ), typ)).dereferenced_value

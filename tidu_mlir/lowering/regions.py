@@ -87,11 +87,10 @@ from tidu_mlir.dialects import prim
 from tidu_mlir.lowering.allocation_guard import CHECKED_MALLOC, CHECKED_REALLOC
 from tidu_mlir.lowering.bufferize import bufferize_function
 from tidu_mlir.lowering.common import call_external
+from tidu_mlir.lowering.llvm_ops import POINTER
 from tidu_mlir.lowering.loops import Buffer, LoopBuilder
 from tidu_mlir.lowering.memref_to_llvm import byte_size
 from tidu_mlir.lowering.split import NO_INLINE_ATTR
-
-_PTR = llvm.LLVMPointerType()
 
 INITIAL_TAPE_SLICES = 16
 """Slices a tape has room for before its first growth (it doubles when full)."""
@@ -172,7 +171,7 @@ def emit_scan(
     ys = [(_pointer(b, y), y) for y in buffers.ys]
 
     count = len(pairs)
-    block = Block(arg_types=[IndexType(), *(_PTR for _ in carried)])
+    block = Block(arg_types=[IndexType(), *(POINTER for _ in carried)])
     inner = Builder(InsertPoint.at_end(block))
     current, following = list(block.args[1 : 1 + count]), list(block.args[1 + count :])
     step = _iteration(inner, block.args[0], last, scan.is_reverse)
@@ -312,7 +311,7 @@ def _tape_start(module: ModuleOp, b: Builder, tapes: Sequence[MemRefType]) -> li
 
 def _allocate(module: ModuleOp, b: Builder, slices: SSAValue, typ: MemRefType) -> SSAValue:
     """A heap block for `slices` (an i64) slices of a tape of buffer type `typ`."""
-    return call_external(module, b, CHECKED_MALLOC, [_bytes(b, slices, typ)], [_PTR]).res[0]
+    return call_external(module, b, CHECKED_MALLOC, [_bytes(b, slices, typ)], [POINTER]).res[0]
 
 
 def allocate_tape(module: ModuleOp, b: Builder, count: Buffer, typ: MemRefType) -> SSAValue:
@@ -338,11 +337,11 @@ def _tape_step(
         then = Block()
         grow = Builder(InsertPoint.at_end(then))
         size = _bytes(grow, room, typ)
-        moved = call_external(module, grow, CHECKED_REALLOC, [block, size], [_PTR]).res[0]
+        moved = call_external(module, grow, CHECKED_REALLOC, [block, size], [POINTER]).res[0]
         grow.insert(scf.YieldOp(moved))
         keep = Block()
         Builder(InsertPoint.at_end(keep)).insert(scf.YieldOp(block))
-        grown.append(b.insert(scf.IfOp(full, [_PTR], Region(then), Region(keep))).results[0])
+        grown.append(b.insert(scf.IfOp(full, [POINTER], Region(then), Region(keep))).results[0])
     one = b.insert(arith.ConstantOp(IntegerAttr(1, i64))).result
     following = b.insert(arith.AddiOp(trips, one)).result
     slices = [_slice(b, block, typ, trips) for block, typ in zip(grown, tapes, strict=True)]
@@ -372,7 +371,7 @@ def _iteration(b: Builder, k: SSAValue, last: SSAValue, reverse: bool) -> SSAVal
 
 def _pointer(b: Builder, buffer: Buffer) -> SSAValue:
     """The base pointer of `buffer`."""
-    return b.insert(UnrealizedConversionCastOp.get([buffer.ref], [_PTR])).results[0]
+    return b.insert(UnrealizedConversionCastOp.get([buffer.ref], [POINTER])).results[0]
 
 
 def _slice(b: Builder, pointer: SSAValue, typ: Attribute, position: SSAValue) -> SSAValue:

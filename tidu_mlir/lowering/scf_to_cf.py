@@ -70,48 +70,35 @@ class _Flattener:
         return current
 
     def _lower_for(self, loop: scf.ForOp, current: Block) -> Block:
-        """`loop` as header, body and exit blocks after `current`; the exit block.
-        A loop known to run at least once is emitted rotated (below)."""
-        if _runs_at_least_once(loop):
-            return self._lower_rotated_for(loop, current)
+        """`loop` as blocks after `current`; the exit block. A loop known to run
+        at least once is rotated: its body blocks alone, the last one stepping
+        the variable, testing it and branching back (the do-while form LLVM's
+        loop passes expect, so `LoopRotate` has nothing to do on the many small
+        loops of a program). Otherwise a header block tests the variable before
+        the body blocks, the last of which steps it and branches back."""
+        rotated = _runs_at_least_once(loop)
         region = _region_of(current)
         header = loop.body.block
         loop.body.detach_block(header)
-        body, exit_block = Block(), Block()
-        region.insert_block_after([header, body], current)
+        body, exit_block = header if rotated else Block(), Block()
+        region.insert_block_after([header] if rotated else [header, body], current)
         last = self.lower_ops(header, body)
         region.insert_block_after(exit_block, last)
         yielded = last.last_op
         assert isinstance(yielded, scf.YieldOp)
-        step = arith.AddiOp(header.args[0], loop.step)
-        Rewriter.replace_op(yielded, [step, cf.BranchOp(header, step, *yielded.operands)])
-        _terminate(current, loop, cf.BranchOp(header, loop.lb, *loop.iter_args))
-        condition = arith.CmpiOp(header.args[0], loop.ub, "slt")
-        header.add_ops([condition, cf.ConditionalBranchOp(condition, body, (), exit_block, ())])
-        Rewriter.replace_op(loop, [], header.args[1:])
-        return exit_block
-
-    def _lower_rotated_for(self, loop: scf.ForOp, current: Block) -> Block:
-        """`loop` (which runs at least once) as body blocks whose last one steps
-        the variable and tests it (`cf.cond_br` back to the first or on to the
-        exit block): the do-while form LLVM's loop passes expect, so that
-        `LoopRotate` has nothing to do on the many small loops of a program."""
-        region = _region_of(current)
-        body = loop.body.block
-        loop.body.detach_block(body)
-        exit_block = Block()
-        region.insert_block_after(body, current)
-        last = self.lower_ops(body, body)
-        region.insert_block_after(exit_block, last)
-        yielded = last.last_op
-        assert isinstance(yielded, scf.YieldOp)
-        step = arith.AddiOp(body.args[0], loop.step)
-        condition = arith.CmpiOp(step, loop.ub, "slt")
-        back = cf.ConditionalBranchOp(condition, body, (step, *yielded.operands), exit_block, ())
         carried = list(yielded.operands)
-        Rewriter.replace_op(yielded, [step, condition, back])
-        _terminate(current, loop, cf.BranchOp(body, loop.lb, *loop.iter_args))
-        Rewriter.replace_op(loop, [], carried)
+        step = arith.AddiOp(header.args[0], loop.step)
+        if rotated:
+            more = arith.CmpiOp(step, loop.ub, "slt")
+            back = cf.ConditionalBranchOp(more, header, (step, *carried), exit_block, ())
+            Rewriter.replace_op(yielded, [step, more, back])
+        else:
+            Rewriter.replace_op(yielded, [step, cf.BranchOp(header, step, *carried)])
+        _terminate(current, loop, cf.BranchOp(header, loop.lb, *loop.iter_args))
+        if not rotated:
+            more = arith.CmpiOp(header.args[0], loop.ub, "slt")
+            header.add_ops([more, cf.ConditionalBranchOp(more, body, (), exit_block, ())])
+        Rewriter.replace_op(loop, [], carried if rotated else header.args[1:])
         return exit_block
 
     def _lower_if(self, branch: scf.IfOp, current: Block) -> Block:

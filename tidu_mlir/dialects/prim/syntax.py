@@ -17,7 +17,7 @@ from xdsl.printer import Printer
 
 from tidu_mlir.diagnostics import parse_int64
 from tidu_mlir.dialects import cg
-from tidu_mlir.fast_syntax import FastParser
+from tidu_mlir.fast_syntax import I64_MAX, I64_MIN, FastParser
 
 RoleSpec: TypeAlias = cg.LinearizedRoleAttr | Sequence[bool] | None
 
@@ -40,13 +40,10 @@ def i64_array(values: Sequence[int]) -> DenseArrayBase:
 
 @functools.lru_cache(maxsize=4096)
 def _i64_array(values: tuple[int, ...]) -> DenseArrayBase:
-    if all(_I64_MIN <= v <= _I64_MAX for v in values):
+    if all(I64_MIN <= v <= I64_MAX for v in values):
         # Packed here: `from_list` normalizes each value first (~3x the time).
         return DenseArrayBase(i64, BytesAttr(struct.pack(f"<{len(values)}q", *values)))
     return DenseArrayBase.from_list(i64, values)
-
-
-_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 
 
 def array_values(attr: DenseArrayBase) -> tuple[int, ...]:
@@ -114,7 +111,7 @@ def parse_types_arrow(parser: Parser, count: int) -> tuple[list[Attribute], Attr
     if (
         count == 1
         and isinstance(parser, FastParser)
-        and (types := parser.parse_optional_plain_arrow())
+        and (types := parser.parse_optional_plain_arrow()) is not None
     ):
         return [types[0]], types[1]
     parser.parse_punctuation(":")
