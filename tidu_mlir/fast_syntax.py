@@ -9,7 +9,8 @@ for every op).
   (identifiers, numbers, punctuation); the others go to xDSL's lexer;
 * a type cache: the text of a compact type (`tensor<4xf64>`,
   `tensor<2x3xcomplex<f64>>`) maps to the immutable attribute it parsed to
-  the first time, so each distinct type is parsed once per input;
+  the first time, so each distinct type is parsed once per input, and a
+  plain tensor type (`tensor<4x5xf64>`) is built from its text, not parsed;
 * one match for `%name = dialect.op`, the common head of an op (one result,
   a custom syntax), and for the operands and colon of a `PlainOp`
   (`%a, %b : T`), which it then builds itself;
@@ -17,16 +18,20 @@ for every op).
   teaches its form (`_LineForm`: the line with its SSA names left out); a
   later line of the same form whose names are defined with the same types
   is read to the same op (class, properties, attributes, result types) on
-  its own operands without parsing, the op built directly (`_build`, not
+  its own operands without parsing, the op built directly (`build_operation`, not
   through xDSL's generic constructor), and the block's loop resumed at the
   next line (generated modules repeat a few forms: 12,000 lines of
   `prim.transpose %x, permutation = [1, 0] : ...` parse in 0.25 s, 1.5 s
   token by token);
 * plain pieces of the prim syntaxes in one match each: integer lists
-  (`[1, 0]`, `[0:2:1, 1:3:1]`, through `parse_optional_plain_integers`) and
-  `: T -> U` of types parsed before (`parse_optional_plain_arrow`); anything
-  else in them (comments, hexadecimal, out-of-range integers, new types)
-  goes token by token, so errors are xDSL's;
+  (`[1, 0]`, `[0:2:1, 1:3:1]`, `, low = [1], high = [0]`, through
+  `parse_optional_plain_integers`), `: T -> U` of known types
+  (`parse_optional_plain_arrow`), dense splats (`dense<1.25> : T`) and
+  attribute dictionaries of integers and strings (`{tag = 5 : i64}`);
+  anything else in them (comments, hexadecimal, out-of-range integers,
+  other types or attributes) goes token by token, so errors are xDSL's;
+* the attributes and ops read that way built without xDSL's verifying
+  constructors (`unverified_attribute`, `build_operation`);
 * xDSL's check of a dense literal's type with its constraint built once
   (xDSL builds it for every literal, 2.5 ms each);
 * operands defined before with the very type object resolved by one lookup;
@@ -45,25 +50,37 @@ import contextlib
 import functools
 import gc
 import io
+import math
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, TypeAlias, cast
+from typing import ClassVar, TypeAlias, TypeVar, cast
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     UNKNOWN_LOC,
     AnyFloat,
+    ArrayAttr,
+    BFloat16Type,
+    BytesAttr,
     ComplexType,
+    DenseIntOrFPElementsAttr,
     FileLineColLoc,
+    Float16Type,
+    Float32Type,
+    Float64Type,
     IndexType,
     IntAttr,
+    IntegerAttr,
     IntegerType,
     ModuleOp,
+    NoneAttr,
     RankedStructure,
+    Signedness,
     StringAttr,
+    TensorType,
 )
 from xdsl.ir import (
     Attribute,
@@ -71,6 +88,7 @@ from xdsl.ir import (
     Block,
     Operation,
     OpResult,
+    ParametrizedAttribute,
     SSAValue,
     SSAValues,
     TypeAttribute,
@@ -81,6 +99,9 @@ from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.lexer import Span, Token
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRToken, MLIRTokenKind
+
+AttributeT = TypeVar("AttributeT", bound=ParametrizedAttribute)
+OperationT = TypeVar("OperationT", bound=Operation)
 
 _SUFFIX_ID = r"(?:[0-9]+|[a-zA-Z$._-][a-zA-Z0-9$._-]*)"
 _COMMON_TOKEN = re.compile(
@@ -144,6 +165,45 @@ _INTEGER = re.compile(r"-?[0-9]+", re.ASCII)
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 """The range of an int64 (index arrays, dimensions, pass ids)."""
 
+_ELEMENT_TYPES: dict[str, TypeAttribute] = {
+    "f16": Float16Type(),
+    "bf16": BFloat16Type(),
+    "f32": Float32Type(),
+    "f64": Float64Type(),
+    **{f"i{width}": IntegerType(width) for width in (1, 8, 16, 32, 64)},
+    "index": IndexType(),
+    "complex<f32>": ComplexType(Float32Type()),
+    "complex<f64>": ComplexType(Float64Type()),
+}
+"""The element types a plain tensor type is built with, by their text."""
+
+_PLAIN_TENSOR_TYPE = re.compile(
+    rf"tensor<((?:[1-9][0-9]{{0,17}}x)*)({'|'.join(map(re.escape, _ELEMENT_TYPES))})>", re.ASCII
+)
+"""`tensor<4x5xf64>`: dimensions of 1 to 18 digits (below 2^63, no leading
+zero, no 0x that could read as hexadecimal), a builtin element type."""
+
+_PLAIN_DENSE_SPLAT = re.compile(
+    r"dense<[ \t]*(-?[0-9]+(?:\.[0-9]*(?:[eE][+-]?[0-9]+)?)?)[ \t]*>[ \t]*:[ \t]*", re.ASCII
+)
+"""`dense<1.25> : `, a decimal number as the one value of a dense literal
+(the type follows)."""
+
+_ATTR_ENTRY = (
+    r"([a-zA-Z_][a-zA-Z0-9_$.]*)[ \t]*=[ \t]*"
+    r"(?:(-?[0-9]{1,19})[ \t]*:[ \t]*i(8|16|32|64)(?![a-zA-Z0-9_$.])|\"([^\"\\\n]*)\")"
+)
+"""`name = 5 : i64` or `name = "text"`: an entry of a plain attribute dictionary."""
+
+_PLAIN_ATTR_DICT = re.compile(
+    rf"\{{[ \t]*{_ATTR_ENTRY}(?:[ \t]*,[ \t]*{_ATTR_ENTRY})*[ \t]*\}}", re.ASCII
+)
+_PLAIN_ATTR_ENTRY = re.compile(_ATTR_ENTRY, re.ASCII)
+
+MAX_PLAIN_SPLAT = 1 << 16
+"""The most elements a dense splat read in one match has (larger ones go
+token by token: xDSL expands a splat to every element)."""
+
 
 _SSA_NAME = rf"%{_SUFFIX_ID}(?![a-zA-Z0-9$._-])"
 """An SSA value name as one `%` token (the suffix lexes no further)."""
@@ -200,22 +260,22 @@ def _create_plain(
     op_type: type[Operation], operands: Sequence[SSAValue], result_type: Attribute
 ) -> Operation:
     """`op_type.create(operands=operands, result_types=[result_type])`, built
-    directly (`_build`) when `create` would set nothing more."""
+    directly (`build_operation`) when `create` would set nothing more."""
     if not _builds_plainly(op_type):
         return op_type.create(operands=operands, result_types=[result_type])
-    return _build(op_type, operands, (result_type,), {}, {})
+    return build_operation(op_type, operands, (result_type,), {}, {})
 
 
-def _build(
-    op_type: type[Operation],
+def build_operation(
+    op_type: type[OperationT],
     operands: Sequence[SSAValue],
     result_types: Sequence[Attribute],
-    properties: dict[str, Attribute],
-    attributes: dict[str, Attribute],
-) -> Operation:
+    properties: Mapping[str, Attribute],
+    attributes: Mapping[str, Attribute],
+) -> OperationT:
     """`op_type.create(...)` of an op without regions and successors, built
     directly: `create`'s generic path costs about 6 of the 8.5 µs it takes,
-    paid for each op a parser reads."""
+    paid for each op a parser reads (ops' `parse` methods use it too)."""
     op = op_type.__new__(op_type)
     uses = tuple([Use(op, index) for index in range(len(operands))])
     for operand, use in zip(operands, uses, strict=True):
@@ -248,7 +308,9 @@ class _LineForm:
     attributes: dict[str, Attribute]
 
     def build(self, operands: Sequence[SSAValue]) -> Operation:
-        return _build(self.op_type, operands, self.result_types, self.properties, self.attributes)
+        return build_operation(
+            self.op_type, operands, self.result_types, self.properties, self.attributes
+        )
 
 
 @functools.cache
@@ -272,6 +334,75 @@ def _dense_literal_types() -> AttrConstraint[
 ]:
     """The types a dense literal may have (as xDSL's parser checks them)."""
     return base(RankedStructure[IntegerType | IndexType | AnyFloat | ComplexType])
+
+
+def unverified_attribute(attribute_type: type[AttributeT], *parameters: Attribute) -> AttributeT:
+    """`attribute_type(*parameters)` for parameters known to verify, built as
+    xDSL's `ParametrizedAttribute.new` builds attributes, minus the
+    verification (most of what the constructor costs)."""
+    attribute = attribute_type.__new__(attribute_type)
+    definition = attribute_type.get_irdl_definition()
+    for (name, _), parameter in zip(definition.parameters, parameters, strict=True):
+        object.__setattr__(attribute, name, parameter)
+    return attribute
+
+
+def _plain_tensor_type(text: str) -> TensorType | None:
+    """The tensor type `text` spells in its plain form (None: another form),
+    as xDSL's parser reads it, when it has fewer than 2^63 elements."""
+    match = _PLAIN_TENSOR_TYPE.fullmatch(text)
+    if match is None:
+        return None
+    shape = [int(dimension) for dimension in match[1].split("x")[:-1]]
+    if math.prod(shape) > I64_MAX:
+        return None
+    dimensions = ArrayAttr(tuple(IntAttr(dimension) for dimension in shape))
+    return unverified_attribute(TensorType, dimensions, _ELEMENT_TYPES[match[2]], NoneAttr())
+
+
+def _splat(literal_type: TypeAttribute, number: str) -> DenseIntOrFPElementsAttr | None:
+    """`dense<number> : literal_type` as xDSL's parser reads it, for a tensor of
+    at most `MAX_PLAIN_SPLAT` floats (f32, f64) or signless integers (i8 to
+    i64) whose value the element type holds as written (None otherwise: the
+    token-by-token path decides, errors included)."""
+    if not isinstance(literal_type, TensorType):
+        return None
+    element = literal_type.element_type
+    count = math.prod(literal_type.get_shape())
+    if count > MAX_PLAIN_SPLAT:
+        return None
+    if isinstance(element, Float32Type | Float64Type):
+        data = _float_splat_data(element, number, count)
+    elif isinstance(element, IntegerType) and element.signedness.data == Signedness.SIGNLESS:
+        data = _integer_splat_data(element, number, count)
+    else:
+        return None
+    if data is None:
+        return None
+    return unverified_attribute(DenseIntOrFPElementsAttr, literal_type, BytesAttr(data))
+
+
+def _float_splat_data(element: Float32Type | Float64Type, number: str, count: int) -> bytes | None:
+    """`count` copies of the finite float `number` packed as `element`s."""
+    value = float(number) if len(number) < 400 else math.inf
+    if not math.isfinite(value):
+        return None
+    try:
+        return element.pack([value] * count)
+    except OverflowError:  # beyond f32
+        return None
+
+
+def _integer_splat_data(element: IntegerType, number: str, count: int) -> bytes | None:
+    """`count` copies of the decimal integer `number` packed as `element`s, if
+    it fits their signed range (8 bits or more)."""
+    width = element.width.data
+    if "." in number or width < 8 or len(number) > 20:
+        return None
+    value = int(number)
+    if not -(1 << (width - 1)) <= value < 1 << (width - 1):
+        return None
+    return element.pack([value] * count)
 
 
 @contextlib.contextmanager
@@ -314,18 +445,66 @@ class FastParser(Parser):
         return parsed
 
     def _cached_type(self, pos: int) -> TypeAttribute | None:
-        """The type parsed before from the same text at `pos`, consumed (None:
-        nothing consumed, the text is new or not a compact type)."""
+        """The type at `pos`, consumed, if `_known_type` knows its text (None:
+        nothing consumed)."""
         match = _COMPACT_TYPE.match(self._text, pos)
-        if match is None or (cached := self._types.get(match.group())) is None:
+        if match is None or (known := self._known_type(match.group())) is None:
             return None
         self._resume_from(match.end())
-        return cached
+        return known
 
     def _ends_at(self, end: int) -> bool:
         """Whether the last token consumed ends at `end` (only blanks up to the next)."""
         blank = _BLANK.match(self._text, end)
         return blank is not None and blank.end() == self.pos
+
+    def parse_optional_attribute(self) -> Attribute | None:
+        if self._text.startswith("dense<", self.pos) and (splat := self._plain_splat()):
+            return splat
+        return super().parse_optional_attribute()
+
+    def _plain_splat(self) -> DenseIntOrFPElementsAttr | None:
+        """`dense<number> : T` at the current token, consumed, read in one match
+        when T is known or plain and `_splat` builds it (None, nothing
+        consumed, otherwise)."""
+        match = _PLAIN_DENSE_SPLAT.match(self._text, self.pos)
+        if match is None:
+            return None
+        type_match = _COMPACT_TYPE.match(self._text, match.end())
+        if type_match is None:
+            return None
+        literal_type = self._known_type(type_match.group())
+        if literal_type is None or (splat := _splat(literal_type, match[1])) is None:
+            return None
+        self._resume_from(type_match.end())
+        return splat
+
+    def parse_optional_dictionary_attr_dict(self) -> dict[str, Attribute]:
+        if self._text.startswith("{", self.pos) and (entries := self._plain_attr_dict()):
+            return entries
+        return super().parse_optional_dictionary_attr_dict()
+
+    def _plain_attr_dict(self) -> dict[str, Attribute] | None:
+        """`{a = 5 : i64, b = "text"}` at the current token, consumed, read in
+        one match: entries of integers fitting their signed type, and strings
+        without escapes (None, nothing consumed, otherwise or on a repeated
+        name: the token-by-token path decides, errors included)."""
+        match = _PLAIN_ATTR_DICT.match(self._text, self.pos)
+        if match is None:
+            return None
+        entries: dict[str, Attribute] = {}
+        for name, value, width, string in _PLAIN_ATTR_ENTRY.findall(match[0]):
+            if name in entries:
+                return None
+            if not value:
+                entries[name] = StringAttr(string)
+                continue
+            bits = int(width) - 1
+            if not -(1 << bits) <= (number := int(value)) < 1 << bits:
+                return None
+            entries[name] = IntegerAttr(number, IntegerType(int(width)))
+        self._resume_from(match.end())
+        return entries
 
     def _parse_dense_literal_type(
         self,
@@ -519,8 +698,9 @@ class FastParser(Parser):
         operands = [UnresolvedOperand(Span(*match.span(g), source), 0) for g in range(1, count + 1)]
         return operands, self._type_at(match.end())
 
-    def parse_optional_plain_integers(self, pattern: re.Pattern[str]) -> list[int] | None:
-        """The integers of the text `pattern` matches at the next token, that
+    def parse_optional_plain_integers(self, pattern: re.Pattern[str]) -> list[list[int]] | None:
+        """The integers of the text `pattern` matches at the next token, one
+        list per group of `pattern` (the whole match's if it has none), that
         text consumed, when it matches and each integer fits in int64 (None,
         nothing consumed, otherwise: the caller then parses token by token, so
         errors are the token-by-token path's). For a syntax's plain pieces,
@@ -528,11 +708,12 @@ class FastParser(Parser):
         match = pattern.match(self._text, self.pos)
         if match is None:
             return None
-        values = [int(digits) for digits in _INTEGER.findall(match[0])]
-        if not all(I64_MIN <= value <= I64_MAX for value in values):
+        texts = match.groups() or (match[0],)
+        lists = [[int(digits) for digits in _INTEGER.findall(text)] for text in texts]
+        if not all(I64_MIN <= value <= I64_MAX for values in lists for value in values):
             return None
         self._resume_from(match.end())
-        return values
+        return lists
 
     def parse_optional_plain_arrow(self) -> tuple[TypeAttribute, TypeAttribute] | None:
         """`: T -> U` in one match when both types were parsed before from the
@@ -540,11 +721,18 @@ class FastParser(Parser):
         match = _ARROW.match(self._text, self.pos)
         if match is None:
             return None
-        operand, result = self._types.get(match[1]), self._types.get(match[2])
+        operand, result = self._known_type(match[1]), self._known_type(match[2])
         if operand is None or result is None:
             return None
         self._resume_from(match.end())
         return operand, result
+
+    def _known_type(self, text: str) -> TypeAttribute | None:
+        """The type of the compact type text `text`: parsed before, or a plain
+        tensor type built now and kept (None: neither)."""
+        if (known := self._types.get(text)) is None and (known := _plain_tensor_type(text)):
+            self._types[text] = known
+        return known
 
     def _type_at(self, pos: int) -> TypeAttribute:
         """The type at `pos`, consumed: the cached one, or parsed."""
@@ -554,19 +742,11 @@ class FastParser(Parser):
         return self.parse_type()
 
 
-_FILE, _LINE, _COLUMN = (name for name, _ in FileLineColLoc.get_irdl_definition().parameters)
-
-
 def file_line_col(file: StringAttr, line: IntAttr, column: IntAttr) -> FileLineColLoc:
     """`FileLineColLoc(file, line, column)` without verifying its parameters,
     which have the types it requires: the verification takes 90 % of the 7 µs
-    it costs, paid for every op a parser locates. Built as xDSL's
-    `ParametrizedAttribute.new` builds attributes, minus the verification."""
-    location = FileLineColLoc.__new__(FileLineColLoc)
-    object.__setattr__(location, _FILE, file)
-    object.__setattr__(location, _LINE, line)
-    object.__setattr__(location, _COLUMN, column)
-    return location
+    it costs, paid for every op a parser locates."""
+    return unverified_attribute(FileLineColLoc, file, line, column)
 
 
 @dataclass(eq=False, repr=False)

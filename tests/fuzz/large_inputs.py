@@ -109,6 +109,48 @@ def error_after_distinct_lines() -> LargeInput:
     )
 
 
+def error_after_distinct_constants() -> LargeInput:
+    """1 MB of scalar constants, each of another value (`dense<i.25>`)."""
+    return _error_after(
+        "error after constants",
+        "tensor<f64> -> tensor<f64>",
+        lambda i: f"prim.constant dense<{i}.25> : tensor<f64>",
+    )
+
+
+def error_after_pads_to_distinct_shapes() -> LargeInput:
+    """1 MB of `prim.pad`, each to another shape (a type never seen before)."""
+    return _error_after(
+        "error after pads",
+        "tensor<4xf64> -> tensor<4xf64>",
+        lambda i: (
+            f"prim.pad %x, low = [{i}], high = [0], interior = [0]"
+            f" : tensor<4xf64> -> tensor<{i + 4}xf64>"
+        ),
+    )
+
+
+def error_after_broadcasts_to_distinct_shapes() -> LargeInput:
+    """1 MB of `prim.broadcast_in_dim`, each to another shape."""
+    return _error_after(
+        "error after broadcasts",
+        "tensor<4xf64> -> tensor<4xf64>",
+        lambda i: f"prim.broadcast_in_dim %x, dims = [1] : tensor<4xf64> -> tensor<{i}x4xf64>",
+    )
+
+
+def error_after_distinct_attribute_dictionaries() -> LargeInput:
+    """1 MB of `prim.transpose`, each with another attribute dictionary."""
+    return _error_after(
+        "error after attr dicts",
+        "tensor<4x4xf64> -> tensor<4x4xf64>",
+        lambda i: (
+            f"prim.transpose %x, permutation = [1, 0] {{tag = {i} : i64}}"
+            " : tensor<4x4xf64> -> tensor<4x4xf64>"
+        ),
+    )
+
+
 def long_integer() -> LargeInput:
     """A dimension of a million digits."""
     text = f"func.func @f(%a: tensor<{'7' * MEGABYTE}xf64>) {{\n  func.return\n}}\n"
@@ -123,5 +165,7 @@ def garbage_line() -> LargeInput:
 GENERATORS: list[Callable[[], LargeInput]] = [
     valid_chain, valid_dense, unterminated_string, deep_brackets, error_at_the_end,
     use_before_definition, error_after_ops_with_attributes, error_after_distinct_lines,
+    error_after_distinct_constants, error_after_pads_to_distinct_shapes,
+    error_after_broadcasts_to_distinct_shapes, error_after_distinct_attribute_dictionaries,
     long_integer, garbage_line,
 ]  # fmt: skip

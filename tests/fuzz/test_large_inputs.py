@@ -3,8 +3,9 @@ report malformed ones as `input.mlir:LINE:COL: error: ...` with exit 1, as
 processes that finish within a generous bound (no wall-clock assertion: the
 times against the 1 s target are `bench/bench_parse.py`'s).
 
-Two inputs whose error is found only after parsing all of 1 MB of ops (an
-undefined value on the last op) are here; the others are the benchmark's.
+Inputs whose error is found only after parsing all of 1 MB of ops (an
+undefined value on the last op), some of lines no two alike, are here; the
+others are the benchmark's.
 """
 
 from __future__ import annotations
@@ -20,7 +21,10 @@ import pytest
 from .large_inputs import (
     LargeInput,
     deep_brackets,
+    error_after_distinct_attribute_dictionaries,
+    error_after_distinct_constants,
     error_after_ops_with_attributes,
+    error_after_pads_to_distinct_shapes,
     error_at_the_end,
     garbage_line,
     long_integer,
@@ -44,6 +48,9 @@ ARGS = {"tidu-opt": [], "tidu-run": ["--entry", "@f", "--backend", "interp"]}
         ("tidu-opt", garbage_line),
         ("tidu-opt", error_at_the_end),
         ("tidu-run", error_after_ops_with_attributes),
+        ("tidu-opt", error_after_distinct_constants),
+        ("tidu-run", error_after_pads_to_distinct_shapes),
+        ("tidu-opt", error_after_distinct_attribute_dictionaries),
     ],
     ids=lambda value: value if isinstance(value, str) else value.__name__,
 )

@@ -274,10 +274,13 @@ def _counting(
 def test_each_distinct_type_is_parsed_once(
     ctx: Context, monkeypatch: pytest.MonkeyPatch, ops: int
 ) -> None:
+    """Each of the TYPES is built once from its text (plain tensor types, not
+    through xDSL's type parser), whatever the number of ops using it."""
     calls = _counting(monkeypatch, AttrParser, "parse_optional_type", lambda parser: "type")
+    built = _counting(monkeypatch, fast_syntax, "_plain_tensor_type", lambda text: text)
     FastParser(ctx, _chain(ops)).parse_module()
-    # Each of the TYPES, its element type and `complex<f64>`'s `f64`.
-    assert calls["type"] == 2 * len(TYPES) + 1
+    assert calls["type"] == 0
+    assert built == Counter(TYPES)
 
 
 def test_one_token_is_lexed_per_plain_op(ctx: Context, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -439,3 +442,156 @@ def test_arrows_read_as_xdsl_reads_them(ctx: Context, arrow: str) -> None:
         "  func.return\n}\n"
     )
     assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
+SPLATS = {
+    "float": "dense<1.25> : tensor<2x3xf64>",
+    "negative float": "dense<-1.25e-3> : tensor<f64>",
+    "negative zero": "dense<-0.0> : tensor<f64>",
+    "an integer as a float": "dense<3> : tensor<4xf64>",
+    "float32": "dense<0.1> : tensor<3xf32>",
+    "beyond float32": "dense<4.0e38> : tensor<3xf32>",
+    "beyond float64": "dense<1.0e400> : tensor<f64>",
+    "many digits": f"dense<{'9' * 500}> : tensor<f64>",
+    "integer": "dense<-7> : tensor<2xi64>",
+    "beyond i8": "dense<200> : tensor<2xi8>",
+    "boolean type": "dense<1> : tensor<2xi1>",
+    "a float for an integer type": "dense<1.5> : tensor<2xi32>",
+    "index": "dense<3> : tensor<2xindex>",
+    "float16": "dense<1.5> : tensor<2xf16>",
+    "complex": "dense<1.5> : tensor<2xcomplex<f64>>",
+    "a large splat": f"dense<1.5> : tensor<{fast_syntax.MAX_PLAIN_SPLAT + 1}xf64>",
+    "hexadecimal": "dense<0x3FF0000000000000> : tensor<f64>",
+    "blanks": "dense< 2.5 >:tensor<f64>",
+    "a line break": "dense<2.5> :\n tensor<f64>",
+    "a type never seen": "dense<2.5> : tensor<7x7xf64>",
+    "a dynamic type": "dense<2.5> : tensor<?xf64>",
+    "a vector": "dense<2.5> : vector<2xf64>",
+    "a list": "dense<[2.5]> : tensor<1xf64>",
+    "no type": "dense<2.5>",
+}
+"""Values of a `prim.constant` line: splats read in one match
+(`FastParser._plain_splat`) or not (token by token), valid or not."""
+
+
+@pytest.mark.parametrize("splat", SPLATS.values(), ids=SPLATS.keys())
+def test_dense_splats_read_as_xdsl_reads_them(ctx: Context, splat: str) -> None:
+    text = f"func.func @f() {{\n  %c = prim.constant {splat}\n  func.return\n}}\n"
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
+TENSOR_TYPES = {
+    "plain": "tensor<3x4xf64>",
+    "a scalar": "tensor<i32>",
+    "complex": "tensor<2xcomplex<f32>>",
+    "index": "tensor<5xindex>",
+    "a zero dimension": "tensor<0x4xf64>",
+    "a leading zero": "tensor<04xf64>",
+    "a dynamic dimension": "tensor<4x?xf64>",
+    "19 digits": "tensor<9223372036854775808xf64>",
+    "2^64 elements": "tensor<4294967296x4294967296xf64>",
+    "an unknown element": "tensor<4xf65>",
+    "an odd integer width": "tensor<4xi3>",
+    "an unsigned integer": "tensor<4xui8>",
+    "an encoding": 'tensor<4xf64, "enc">',
+    "blanks": "tensor< 4x4xf64 >",
+}
+"""Argument types: plain tensor types (`_plain_tensor_type`, built from their
+text) or not (xDSL's type parser), valid or not."""
+
+
+@pytest.mark.parametrize("tensor_type", TENSOR_TYPES.values(), ids=TENSOR_TYPES.keys())
+def test_tensor_types_read_as_xdsl_reads_them(ctx: Context, tensor_type: str) -> None:
+    text = (
+        f"func.func @f(%x: {tensor_type}) -> {tensor_type} {{\n"
+        f"  %y = prim.neg %x : {tensor_type}\n"
+        f"  func.return %y : {tensor_type}\n}}\n"
+    )
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
+ATTRIBUTE_DICTIONARIES = {
+    "an integer": "{tag = 5 : i64}",
+    "several": '{a = -1 : i8, b.c = "text", $d = 32767 : i16}',
+    "no blanks": "{a=5:i32}",
+    "an empty string": '{a = ""}',
+    "a repeated name": "{a = 1 : i64, a = 2 : i64}",
+    "beyond i8": "{a = 128 : i8}",
+    "beyond i64": "{a = -9223372036854775809 : i64}",
+    "an escape": '{a = "x\\n"}',
+    "a unit attribute": "{a}",
+    "a quoted name": '{"a" = 1 : i64}',
+    "an odd width": "{a = 5 : i7}",
+    "a type with a suffix": "{a = 5 : i64x}",
+    "no type": "{a = 5}",
+    "a trailing comma": "{a = 1 : i64,}",
+    "a role": "{role = #cg.linearized<[active]>}",
+    "a line break": "{a = 1 : i64,\n b = 2 : i64}",
+}
+"""Attribute dictionaries of a `prim.transpose` line: plain ones read in one
+match (`FastParser._plain_attr_dict`) or not (token by token), valid or not."""
+
+
+@pytest.mark.parametrize(
+    "attributes", ATTRIBUTE_DICTIONARIES.values(), ids=ATTRIBUTE_DICTIONARIES.keys()
+)
+def test_attribute_dictionaries_read_as_xdsl_reads_them(ctx: Context, attributes: str) -> None:
+    text = (
+        "func.func @f(%x: tensor<3x4xf64>) {\n"
+        f"  %t = prim.transpose %x, permutation = [1, 0] {attributes}"
+        " : tensor<3x4xf64> -> tensor<4x3xf64>\n"
+        "  func.return\n}\n"
+    )
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
+PAD_LISTS = {
+    "plain": ", low = [1], high = [0], interior = [2]",
+    "line breaks": ",\n low = [1],\n high = [0],\n interior = [2]",
+    "no blanks": ",low=[1],high=[0],interior=[2]",
+    "a comment": ", low = [1], // c\n high = [0], interior = [2]",
+    "another order": ", high = [0], low = [1], interior = [2]",
+    "a longer keyword": ", lowest = [1], high = [0], interior = [2]",
+    "a keyword missing": ", low = [1], interior = [2]",
+    "a list not plain": ", low = [0x1], high = [0], interior = [2]",
+    "beyond int64": ", low = [9223372036854775808], high = [0], interior = [2]",
+}
+"""The keyword lists of a `prim.pad` line: read in one match
+(`parse_keyword_lists`) or token by token, valid or not."""
+
+
+@pytest.mark.parametrize("lists", PAD_LISTS.values(), ids=PAD_LISTS.keys())
+def test_keyword_lists_read_as_xdsl_reads_them(ctx: Context, lists: str) -> None:
+    text = (
+        "func.func @f(%x: tensor<3xf64>) {\n"
+        f"  %p = prim.pad %x{lists} : tensor<3xf64> -> tensor<8xf64>\n"
+        "  func.return\n}\n"
+    )
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
+def test_lines_no_two_alike_are_read_without_xdsls_attribute_and_type_parsers(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1,000 lines each of constants of distinct values, pads to distinct shapes
+    and transposes with distinct attribute dictionaries parse no type, dense
+    literal, attribute entry or punctuation token by token."""
+    types = _counting(monkeypatch, AttrParser, "parse_optional_type", lambda *_: "calls")
+    dense = _counting(
+        monkeypatch, AttrParser, "parse_dense_int_or_fp_elements_attr", lambda *_: "calls"
+    )
+    entries = _counting(monkeypatch, AttrParser, "_parse_attribute_entry", lambda *_: "calls")
+    punctuation = _counting(monkeypatch, Parser, "parse_punctuation", lambda *_, **__: "calls")
+    body = "".join(
+        f"  %c{i} = prim.constant dense<{i}.5> : tensor<f64>\n"
+        f"  %p{i} = prim.pad %x, low = [{i}], high = [0], interior = [0]"
+        f" : tensor<4xf64> -> tensor<{i + 4}xf64>\n"
+        f"  %t{i} = prim.transpose %y, permutation = [1, 0] {{tag = {i} : i64}}"
+        " : tensor<2x3xf64> -> tensor<3x2xf64>\n"
+        for i in range(1000)
+    )
+    FastParser(
+        ctx, f"func.func @f(%x: tensor<4xf64>, %y: tensor<2x3xf64>) {{\n{body}  func.return\n}}\n"
+    ).parse_module()
+    assert (types["calls"], dense["calls"], entries["calls"]) == (0, 0, 0)
+    assert punctuation["calls"] < 10  # the function's header and end

@@ -61,7 +61,7 @@ from tidu_mlir.dialects.prim.syntax import (
     RoleSpec,
     array_values,
     i64_array,
-    parse_keyword_list,
+    parse_keyword_lists,
     parse_same_type,
     parse_types_arrow,
     print_attr_dict,
@@ -82,7 +82,7 @@ from tidu_mlir.dialects.prim.types import (
     tensor_dtype,
     tensor_type_of,
 )
-from tidu_mlir.fast_syntax import PlainOp
+from tidu_mlir.fast_syntax import PlainOp, build_operation
 from tidu_mlir.interfaces import (
     ADRuleError,
     Batchable,
@@ -424,18 +424,13 @@ class ArrayPropsUnaryOp(PrimOp, abc.ABC):
     @classmethod
     def parse(cls, parser: Parser) -> ArrayPropsUnaryOp:
         operand = parser.parse_unresolved_operand()
-        props: dict[str, Attribute] = {}
-        for name in cls.ARRAY_PROPS:
-            parser.parse_punctuation(",")
-            props[name] = i64_array(parse_keyword_list(parser, name))
+        lists = parse_keyword_lists(parser, cls.ARRAY_PROPS)
+        props = {
+            name: i64_array(values) for name, values in zip(cls.ARRAY_PROPS, lists, strict=True)
+        }
         attributes = parser.parse_optional_attr_dict()
         inputs, output = parse_types_arrow(parser, 1)
-        return cls.create(
-            operands=resolve(parser, [operand], inputs),
-            result_types=[output],
-            properties=props,
-            attributes=attributes,
-        )
+        return build_operation(cls, resolve(parser, [operand], inputs), [output], props, attributes)
 
     def verify_operand_and_result(self, kind: str = "float or complex") -> tuple[Shape, Shape]:
         """Check both types are tensors of one element type of `kind` (value

@@ -81,6 +81,7 @@ from tidu_mlir.dialects.prim.types import (
     tensor_type_of,
     with_element_type,
 )
+from tidu_mlir.fast_syntax import build_operation
 from tidu_mlir.interfaces import BatchContext, OneHot, RuleContext, active_mask_of
 from tidu_mlir.types import numpy_dtype
 
@@ -574,9 +575,7 @@ class ConstantOp(NotLinear):
         value = parser.parse_attribute()
         if not isinstance(value, DenseIntOrFPElementsAttr):
             parser.raise_error("expected a dense elements attribute", pos, parser.pos)
-        return cls.create(
-            result_types=[value.type], properties={"value": value}, attributes=attributes
-        )
+        return build_operation(cls, [], [value.type], {"value": value}, attributes)
 
 
 def dense_to_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:

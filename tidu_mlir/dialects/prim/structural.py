@@ -195,8 +195,9 @@ def _parse_slice_triples(parser: Parser) -> list[tuple[int, int, int]]:
     """Parse `[start:limit:stride, ...]`."""
     if (
         isinstance(parser, FastParser)
-        and (values := parser.parse_optional_plain_integers(_PLAIN_SLICES)) is not None
+        and (lists := parser.parse_optional_plain_integers(_PLAIN_SLICES)) is not None
     ):
+        values = lists[0]
         return [(values[i], values[i + 1], values[i + 2]) for i in range(0, len(values), 3)]
     return parser.parse_comma_separated_list(
         parser.Delimiter.SQUARE, lambda: _parse_slice_triple(parser)

@@ -17,7 +17,7 @@ from xdsl.printer import Printer
 
 from tidu_mlir.diagnostics import parse_int64
 from tidu_mlir.dialects import cg
-from tidu_mlir.fast_syntax import I64_MAX, I64_MIN, FastParser
+from tidu_mlir.fast_syntax import I64_MAX, I64_MIN, FastParser, unverified_attribute
 
 RoleSpec: TypeAlias = cg.LinearizedRoleAttr | Sequence[bool] | None
 
@@ -42,7 +42,8 @@ def i64_array(values: Sequence[int]) -> DenseArrayBase:
 def _i64_array(values: tuple[int, ...]) -> DenseArrayBase:
     if all(I64_MIN <= v <= I64_MAX for v in values):
         # Packed here: `from_list` normalizes each value first (~3x the time).
-        return DenseArrayBase(i64, BytesAttr(struct.pack(f"<{len(values)}q", *values)))
+        data = BytesAttr(struct.pack(f"<{len(values)}q", *values))
+        return unverified_attribute(DenseArrayBase, i64, data)
     return DenseArrayBase.from_list(i64, values)
 
 
@@ -73,9 +74,9 @@ def parse_int_list(parser: Parser, what: str = "entry") -> list[int]:
     """Parse `[i, j, ...]`; each fits in i64 (`what` names an entry in errors)."""
     if (
         isinstance(parser, FastParser)
-        and (values := parser.parse_optional_plain_integers(_PLAIN_INT_LIST)) is not None
+        and (lists := parser.parse_optional_plain_integers(_PLAIN_INT_LIST)) is not None
     ):
-        return values
+        return lists[0]
     return parser.parse_comma_separated_list(
         parser.Delimiter.SQUARE, lambda: parse_int64(parser, what)
     )
@@ -86,6 +87,33 @@ def parse_keyword_list(parser: Parser, keyword: str) -> list[int]:
     parser.parse_keyword(keyword)
     parser.parse_punctuation("=")
     return parse_int_list(parser, f"'{keyword}' entry")
+
+
+@functools.cache
+def _plain_keyword_lists(keywords: tuple[str, ...]) -> re.Pattern[str]:
+    """`, k1 = [i, ...], k2 = [...]` of plain integer lists (read in one match,
+    a group per list)."""
+    lists = (
+        rf"\s*,\s*{re.escape(keyword)}(?![a-zA-Z0-9_$.])\s*=\s*({_PLAIN_INT_LIST.pattern})"
+        for keyword in keywords
+    )
+    return re.compile("".join(lists).removeprefix(r"\s*"), re.ASCII)
+
+
+def parse_keyword_lists(parser: Parser, keywords: tuple[str, ...]) -> list[list[int]]:
+    """Parse `, k1 = [i, j, ...], k2 = [...]`, the `keywords` in order."""
+    if (
+        keywords
+        and isinstance(parser, FastParser)
+        and (lists := parser.parse_optional_plain_integers(_plain_keyword_lists(keywords)))
+        is not None
+    ):
+        return lists
+    lists = []
+    for keyword in keywords:
+        parser.parse_punctuation(",")
+        lists.append(parse_keyword_list(parser, keyword))
+    return lists
 
 
 def print_attr_dict(printer: Printer, op: Operation) -> None:
