@@ -13,7 +13,8 @@ for every op).
   plain tensor type (`tensor<4x5xf64>`) is built from its text, not parsed;
 * one match for `%name = dialect.op`, the common head of an op (one result,
   a custom syntax), and for the operands and colon of a `PlainOp`
-  (`%a, %b : T`), which it then builds itself;
+  (`%a, %b : T`) or the whole of a `PlainArrowOp` (`%x : T -> U`), which it
+  then builds itself;
 * line forms: a line holding one op, read once by the op's own `parse`,
   teaches its form (`_LineForm`: the line with its SSA names left out); a
   later line of the same form whose names are defined with the same types
@@ -254,6 +255,18 @@ class PlainOp:
     dictionary, go to the op's `parse`)."""
 
     PLAIN_OPERANDS: ClassVar[int]
+
+
+class PlainArrowOp:
+    """Mixin for op classes whose syntax is, in its plain form, `%x : T -> U`:
+    one operand of type T, one result of type U, nothing else (an assembly
+    format `$operand attr-dict : type($operand) -> type($result)`).
+    `FastParser` builds such an op from one match of that text when it knows
+    both types (the other forms go to the op's `parse`)."""
+
+
+_OPERAND_ARROW = re.compile(rf"[ \t]*({_SSA_NAME})[ \t]*{_ARROW.pattern}", re.ASCII)
+"""`%x : T -> U` of two compact types on one line."""
 
 
 def _create_plain(
@@ -531,8 +544,7 @@ class FastParser(Parser):
         if match is None or op_type is None:
             return super().parse_operation()
         start = self._current_token.span
-        plain = issubclass(op_type, PlainOp)
-        if not plain or (op := self._parse_plain(op_type, op_type.PLAIN_OPERANDS, match)) is None:
+        if (op := self._parse_plain_op(op_type, match)) is None:
             self._resume_from(match.end())
             stack.append(op_type.dialect_name())
             op = op_type.parse(self)
@@ -548,6 +560,28 @@ class FastParser(Parser):
         result = Span(*match.span(1), self.lexer.input)
         self._register_ssa_definition(match[1][1:], op.results, result)
         return op
+
+    def _parse_plain_op(self, op_type: type[Operation], head: re.Match[str]) -> Operation | None:
+        """The `PlainOp` or `PlainArrowOp` `head` starts, in its plain form
+        (None, nothing consumed, otherwise or for other ops)."""
+        if issubclass(op_type, PlainOp):
+            return self._parse_plain(op_type, op_type.PLAIN_OPERANDS, head)
+        if issubclass(op_type, PlainArrowOp) and _builds_plainly(op_type):
+            return self._parse_plain_arrow(op_type, head)
+        return None
+
+    def _parse_plain_arrow(self, op_type: type[Operation], head: re.Match[str]) -> Operation | None:
+        """The `PlainArrowOp` `head` starts (`%name = dialect.op`), if `%x : T -> U`
+        follows with types known (None, nothing consumed, otherwise)."""
+        match = _OPERAND_ARROW.match(self._text, head.end())
+        if match is None:
+            return None
+        operand_type, result_type = self._known_type(match[2]), self._known_type(match[3])
+        if operand_type is None or result_type is None:
+            return None
+        operand = self._plain_operand(match.span(1), operand_type)
+        self._resume_from(match.end())
+        return build_operation(op_type, [operand], [result_type], {}, {})
 
     def _parse_plain(
         self, op_type: type[Operation], count: int, head: re.Match[str]

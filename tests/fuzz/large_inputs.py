@@ -139,6 +139,15 @@ def error_after_broadcasts_to_distinct_shapes() -> LargeInput:
     )
 
 
+def error_after_reshapes_to_distinct_shapes() -> LargeInput:
+    """1 MB of `prim.reshape` (an assembly format), each to another shape."""
+    return _error_after(
+        "error after reshapes",
+        "tensor<4xf64> -> tensor<4xf64>",
+        lambda i: f"prim.reshape %x : tensor<4xf64> -> tensor<{i}x4xf64>",
+    )
+
+
 def error_after_distinct_attribute_dictionaries() -> LargeInput:
     """1 MB of `prim.transpose`, each with another attribute dictionary."""
     return _error_after(
@@ -166,6 +175,7 @@ GENERATORS: list[Callable[[], LargeInput]] = [
     valid_chain, valid_dense, unterminated_string, deep_brackets, error_at_the_end,
     use_before_definition, error_after_ops_with_attributes, error_after_distinct_lines,
     error_after_distinct_constants, error_after_pads_to_distinct_shapes,
-    error_after_broadcasts_to_distinct_shapes, error_after_distinct_attribute_dictionaries,
+    error_after_broadcasts_to_distinct_shapes, error_after_reshapes_to_distinct_shapes,
+    error_after_distinct_attribute_dictionaries,
     long_integer, garbage_line,
 ]  # fmt: skip

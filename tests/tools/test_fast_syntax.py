@@ -32,7 +32,14 @@ from xdsl.utils.mlir_lexer import MLIRLexer
 from tidu_mlir import fast_syntax
 from tidu_mlir.diagnostics import LocatingParser, check_string_literals, first_verify_error
 from tidu_mlir.dialects import prim
-from tidu_mlir.fast_syntax import FastLexer, FastParser, FastPrinter, PlainOp, file_line_col
+from tidu_mlir.fast_syntax import (
+    FastLexer,
+    FastParser,
+    FastPrinter,
+    PlainArrowOp,
+    PlainOp,
+    file_line_col,
+)
 from tidu_mlir.tools import opt
 
 MUTANTS = 300
@@ -210,6 +217,31 @@ def test_a_plain_op_is_built_as_its_parse_builds_it(ctx: Context, op_type: type[
     built = _outcome(FastParser, ctx, text)
     assert built[0] == "module"
     assert built == _outcome(Parser, ctx, text)
+
+
+@pytest.mark.parametrize(
+    "op_type",
+    [op for op in prim.PRIM_OPS if issubclass(op, PlainArrowOp)],
+    ids=lambda op: op.name,
+)
+@pytest.mark.parametrize(
+    "arrow",
+    [
+        ": tensor<3xf64> -> tensor<3xf32>",
+        ": tensor<3xf64> -> tensor<5x7xf64>",
+        ": (tensor<3xf64>) -> tensor<3xf32>",
+    ],
+)
+def test_a_plain_arrow_op_is_built_as_its_parse_builds_it(
+    ctx: Context, op_type: type[Operation], arrow: str
+) -> None:
+    """`FastParser` builds a `PlainArrowOp` (`%x : T -> U`) from its text itself
+    when it knows both types (a type never seen too): the op its `parse`
+    reads; other forms (a parenthesized type) are read by its `parse`."""
+    text = (
+        f"func.func @f(%x: tensor<3xf64>) {{\n  %r = {op_type.name} %x {arrow}\n  func.return\n}}\n"
+    )
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
 
 
 def test_fast_printer_prints_what_xdsl_prints(ctx: Context) -> None:
@@ -573,9 +605,9 @@ def test_keyword_lists_read_as_xdsl_reads_them(ctx: Context, lists: str) -> None
 def test_lines_no_two_alike_are_read_without_xdsls_attribute_and_type_parsers(
     ctx: Context, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """1,000 lines each of constants of distinct values, pads to distinct shapes
-    and transposes with distinct attribute dictionaries parse no type, dense
-    literal, attribute entry or punctuation token by token."""
+    """1,000 lines each of constants of distinct values, pads and reshapes to
+    distinct shapes and transposes with distinct attribute dictionaries parse
+    no type, dense literal, attribute entry or punctuation token by token."""
     types = _counting(monkeypatch, AttrParser, "parse_optional_type", lambda *_: "calls")
     dense = _counting(
         monkeypatch, AttrParser, "parse_dense_int_or_fp_elements_attr", lambda *_: "calls"
@@ -588,6 +620,7 @@ def test_lines_no_two_alike_are_read_without_xdsls_attribute_and_type_parsers(
         f" : tensor<4xf64> -> tensor<{i + 4}xf64>\n"
         f"  %t{i} = prim.transpose %y, permutation = [1, 0] {{tag = {i} : i64}}"
         " : tensor<2x3xf64> -> tensor<3x2xf64>\n"
+        f"  %r{i} = prim.reshape %x : tensor<4xf64> -> tensor<{i + 1}x4xf64>\n"
         for i in range(1000)
     )
     FastParser(

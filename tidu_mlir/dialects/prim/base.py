@@ -82,7 +82,7 @@ from tidu_mlir.dialects.prim.types import (
     tensor_dtype,
     tensor_type_of,
 )
-from tidu_mlir.fast_syntax import PlainOp, build_operation
+from tidu_mlir.fast_syntax import PlainArrowOp, PlainOp, build_operation
 from tidu_mlir.interfaces import (
     ADRuleError,
     Batchable,
@@ -353,7 +353,7 @@ class ElementwiseUnaryOp(Elementwise, PlainOp, abc.ABC):
         return cls.create(operands=operands, result_types=[t], attributes=attributes)
 
 
-class TypeChangingUnaryOp(PrimOp, abc.ABC):
+class TypeChangingUnaryOp(PrimOp, PlainArrowOp, abc.ABC):
     """`operand : T -> U` with the result type printed."""
 
     operand = operand_def()
