@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tidu_mlir.dialects import prim
 from tidu_mlir.lowering import fusion
-from tidu_mlir.lowering.prim_to_loops import is_fusable
+from tidu_mlir.lowering.prim_to_loops import is_foldable, is_fusable
 
 from .oracle import build, tensor
 
@@ -50,3 +50,22 @@ def test_long_chain_clusters_are_sealed_when_full() -> None:
     sizes = [len(n.ops) for n in fusion.plan(ops, is_fusable) if isinstance(n, fusion.Cluster)]
     assert max(sizes) == fusion.MAX_CLUSTER_OPS
     assert sum(sizes) == n and len(sizes) == -(-n // fusion.MAX_CLUSTER_OPS)
+
+
+def test_a_whole_reduction_joins_the_cluster_of_its_operand_and_seals_it() -> None:
+    """`sum(exp(x * y))` over every axis is folded by the cluster computing its
+    operand; `sin` of the sum reads the sealed cluster and starts another; a
+    partial reduction, and a reduction of an argument, stay nodes of their own."""
+
+    def body(x, y):
+        e = prim.ExpOp(prim.MulOp(x, y))
+        total = prim.ReduceSumOp(e, [0, 1])
+        rows = prim.ReduceSumOp(e, [0])
+        return prim.SinOp(total), rows, prim.ReduceMaxOp(x, [0, 1])
+
+    ops = list(build([T, T], body).body.block.ops)[:-1]
+    nodes = fusion.plan(ops, is_fusable, is_foldable)
+    clusters = [[op.name for op in n.ops] for n in nodes if isinstance(n, fusion.Cluster)]
+    assert clusters == [["prim.mul", "prim.exp", "prim.reduce_sum"], ["prim.sin"]]
+    singles = [n.name for n in nodes if not isinstance(n, fusion.Cluster)]
+    assert singles == ["prim.reduce_sum", "prim.reduce_max"]

@@ -53,6 +53,50 @@ def test_reduction_between_elementwise_ops_splits_the_nest() -> None:
     check(function)
 
 
+@pytest.mark.parametrize(
+    ("reduction", "dtype"),
+    [
+        (prim.ReduceSumOp, np.float64),
+        (prim.ReduceMaxOp, np.float64),
+        (prim.ReduceSumOp, np.float32),
+        (prim.ReduceSumOp, np.complex128),
+        (prim.ReduceSumOp, np.int64),
+        (prim.ReduceMaxOp, np.int32),
+    ],
+)
+def test_whole_reductions_are_folded_by_the_nest_computing_their_operand(
+    reduction: type[prim.ReduceSumOp | prim.ReduceMaxOp], dtype: type
+) -> None:
+    """`sum(x * y)` and `max(x * y)` over every axis are accumulated by the 2-d nest
+    of the product (its value stored too, as it is returned): one nest, where
+    a separate reduction kernel took a second one."""
+    t = tensor((6, 5), dtype)
+
+    def body(x, y):
+        product = prim.MulOp(x, y)
+        return [product, reduction(product, [0, 1])]
+
+    if dtype == np.complex128 and reduction is prim.ReduceMaxOp:
+        pytest.skip("complex numbers have no max")
+    function = build([t, t], body)
+    assert loop_count(function) == 2
+    check(function)
+
+
+def test_two_reductions_of_one_nest_and_a_reader_of_one_of_them() -> None:
+    """Two whole reductions folded by the nest of their operands; the op reading
+    one of them (a softmax-like division) runs in a nest after it, not in it."""
+
+    def body(x):
+        e = prim.ExpOp(x)
+        total, peak = prim.ReduceSumOp(e, [0, 1]), prim.ReduceMaxOp(e, [0, 1])
+        return prim.DivOp(e, prim.BroadcastInDimOp(total, [], T)), peak
+
+    function = build([T], body)
+    assert loop_count(function) == 2 + 2  # exp with both folds, then the division
+    check(function)
+
+
 def copy_count(function) -> int:
     """Number of memref.copy ops after lowering a copy of `function` to loops."""
     module = ModuleOp([function.clone()])

@@ -119,6 +119,23 @@ def test_full_sum_in_parallel_reassociates_within_tolerance(
     assert abs(float(function(x)) - expected) <= 8 * eps * scale
 
 
+def test_a_nest_folding_a_sum_and_storing_runs_in_parallel(monkeypatch) -> None:
+    """`e = exp(x) * y` returned and `sum(e)` folded by the same nest: the nest
+    is split across threads (the stores are disjoint, the sum is reassociated),
+    `e` is bit-identical to the serial one and the sum within a tolerance."""
+    t = tensor((300_001,))
+
+    def body(x, y):
+        e = prim.MulOp(prim.ExpOp(x), y)
+        return e, prim.ReduceSumOp(e, [0])
+
+    (e_fast, total_fast), (e_slow, total_slow), _ = run_both(body, [t, t], monkeypatch)
+    assert same_bits(e_fast, e_slow)
+    scale = float(np.sum(np.abs(e_slow)))
+    assert abs(float(total_fast) - float(total_slow)) <= 8 * np.finfo(np.float64).eps * scale
+    assert abs(float(total_slow) - float(np.sum(e_slow))) <= 8 * np.finfo(np.float64).eps * scale
+
+
 def test_full_max_in_parallel_with_nan_and_all_minus_inf(monkeypatch) -> None:
     """max is exact whatever the split; NaN propagates, all -inf gives -inf."""
     t = tensor((70_001,))

@@ -95,14 +95,24 @@ work = 0
 reads it to check that planning stays linear in the number of ops."""
 
 
-def plan(ops: Sequence[Operation], fusable: Callable[[Operation], bool]) -> list[Node]:
-    """Group `ops` (topologically ordered) into clusters and order the nodes."""
+def plan(
+    ops: Sequence[Operation],
+    fusable: Callable[[Operation], bool],
+    foldable: Callable[[Operation], bool] = lambda op: False,
+) -> list[Node]:
+    """Group `ops` (topologically ordered) into clusters and order the nodes.
+    A `foldable` op (a reduction of a whole value to a scalar) whose operand
+    a cluster of its shape computes joins that cluster: the loop folds it as
+    it goes, and its result, known only after the loop, seals it (no op
+    reading the result joins the cluster)."""
     global work
     clusters = _Clusters()
     cluster_of: dict[Operation, int] = {}
     rank_of: dict[Operation, int] = {}  # ops that are nodes of their own
+    folded: set[Operation] = set()
     for op in ops:
         deps: list[tuple[int | None, int]] = []  # (cluster id or None, rank) of nodes read
+        sealed: list[int] = []  # clusters read through a folded reduction
         for operand in op.operands:
             work += 1
             producer = operand.owner
@@ -110,10 +120,19 @@ def plan(ops: Sequence[Operation], fusable: Callable[[Operation], bool]) -> list
                 continue
             if producer in cluster_of:
                 k = clusters.find(cluster_of[producer])
-                deps.append((k, clusters.rank[k]))
+                if producer in folded:
+                    sealed.append(k)
+                    deps.append((None, clusters.rank[k]))
+                else:
+                    deps.append((k, clusters.rank[k]))
             elif producer in rank_of:
                 deps.append((None, rank_of[producer]))
-        read = list(dict.fromkeys(k for k, _ in deps if k is not None))
+        if foldable(op) and (k := _folding_cluster(op, deps, clusters)) is not None:
+            clusters.ops[k].append(op)
+            cluster_of[op] = k
+            folded.add(op)
+            continue
+        read = list(dict.fromkeys([*(k for k, _ in deps if k is not None), *sealed]))
         if not fusable(op):
             rank = _above(max((r for _, r in deps), default=-2), 1)
             rank_of[op] = rank
@@ -123,7 +142,8 @@ def plan(ops: Sequence[Operation], fusable: Callable[[Operation], bool]) -> list
         chosen: list[int] = []
         size = 1
         # A broadcast's operand is materialized before the loop: never fused with it.
-        pending = [] if isinstance(op, prim.BroadcastInDimOp) else read
+        joinable = [k for k in read if k not in sealed]
+        pending = [] if isinstance(op, prim.BroadcastInDimOp) else joinable
         while pending:  # once one cluster joins, it no longer holds another one back
             rejected: list[int] = []
             for k in pending:
@@ -145,6 +165,19 @@ def plan(ops: Sequence[Operation], fusable: Callable[[Operation], bool]) -> list
                 clusters.ceiling[k] = min(clusters.ceiling[k], rank)
         cluster_of[op] = new
     return _order(ops, clusters, cluster_of)
+
+
+def _folding_cluster(
+    op: Operation, deps: list[tuple[int | None, int]], clusters: _Clusters
+) -> int | None:
+    """The cluster that folds the reduction `op`: the one computing its single
+    operand, over the operand's shape, with room for it (None: none does)."""
+    if len(deps) != 1 or (k := deps[0][0]) is None:
+        return None
+    members = clusters.ops[k]  # the first is an elementwise op of the cluster's shape
+    if len(members) >= MAX_CLUSTER_OPS:
+        return None
+    return k if prim.shape_of(members[0].results[0]) == prim.shape_of(op.operands[0]) else None
 
 
 def _above(rank: int, parity: int) -> int:

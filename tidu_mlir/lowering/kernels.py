@@ -80,6 +80,23 @@ def _reduction_identity(element: Attribute, is_max: bool) -> float:
     return float("-inf")
 
 
+def reduction_start(b: Builder, op: prim.ReduceSumOp | prim.ReduceMaxOp) -> list[SSAValue]:
+    """The identity a reduction's accumulators start from (flattened: complex
+    sums carry two values)."""
+    element = prim.element_type_of(op.operand.type)
+    identity = _reduction_identity(element, isinstance(op, prim.ReduceMaxOp))
+    return flatten(constant_element(ScalarBuilder(b, REDUCTION_FLAGS), identity, element))
+
+
+def reduction_step(
+    b: Builder, op: prim.ReduceSumOp | prim.ReduceMaxOp, acc: Sequence[SSAValue], value: Element
+) -> list[SSAValue]:
+    """The accumulators `acc` of a reduction with `value` folded in (`reassoc`,
+    so the loop vectorizes)."""
+    combine = _max if isinstance(op, prim.ReduceMaxOp) else _add
+    return flatten(combine(ScalarBuilder(b, REDUCTION_FLAGS), unflatten(acc), value))
+
+
 def reduce_kernel(
     lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Buffer], out: Buffer
 ) -> None:
@@ -92,29 +109,21 @@ def reduce_kernel(
         split -= 1
     outer, inner = shape[:split], shape[split:]
     accumulate_in_out = any(axis < split for axis in axes)
-    is_max = isinstance(op, prim.ReduceMaxOp)
-    combine = _max if is_max else _add
     element = prim.element_type_of(op.operand.type)
-    identity = _reduction_identity(element, is_max)
 
     if accumulate_in_out:
+        identity = _reduction_identity(element, isinstance(op, prim.ReduceMaxOp))
         lb.fill(b, out, constant_element(ScalarBuilder(b), identity, element))
 
     def outer_body(bb: Builder, ivs: Index) -> None:
-        sb = ScalarBuilder(bb, REDUCTION_FLAGS)
         if inner:
-            init = flatten(constant_element(sb, identity, element))
             total = unflatten(
                 lb.reduce(
                     bb,
                     inner,
-                    init,
-                    lambda b3, ivs2, acc: flatten(
-                        combine(
-                            ScalarBuilder(b3, REDUCTION_FLAGS),
-                            unflatten(acc),
-                            lb.load(b3, src, [*ivs, *ivs2]),
-                        )
+                    reduction_start(bb, op),
+                    lambda b3, ivs2, acc: reduction_step(
+                        b3, op, acc, lb.load(b3, src, [*ivs, *ivs2])
                     ),
                 )
             )
@@ -122,7 +131,7 @@ def reduce_kernel(
             total = lb.load(bb, src, ivs)
         kept = [iv for axis, iv in enumerate(ivs) if axis not in axes]
         if accumulate_in_out:
-            total = combine(sb, lb.load(bb, out, kept), total)
+            total = unflatten(reduction_step(bb, op, flatten(lb.load(bb, out, kept)), total))
         lb.store(bb, out, kept, total)
 
     lb.nest(b, outer, outer_body)

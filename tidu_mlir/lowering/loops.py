@@ -68,9 +68,10 @@ class LoopBuilder:
         return value
 
     def nest(
-        self, b: Builder, shape: Sequence[int], body: Callable[[Builder, Index], None]
+        self, b: Builder, shape: Sequence[int], body: Callable[[Builder, Index], object]
     ) -> None:
-        """Run `body(builder, ivs)` for every index of `shape` (row-major nest)."""
+        """Run `body(builder, ivs)` for every index of `shape` (row-major nest;
+        what it returns is ignored)."""
         ivs: Index = []
         for size in shape:
             block = Block(arg_types=[IndexType()])

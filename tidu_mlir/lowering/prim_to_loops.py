@@ -8,7 +8,9 @@ Input: functions in the form `prim-bufferize` gives (inputs read with
 * Elementwise ops (and `broadcast_in_dim` feeding them, as an index map) are
   grouped by `fusion.plan`; each cluster is ONE loop nest that loads each
   external input once per element, computes every member once per element, and
-  stores only the values used outside the cluster.
+  stores only the values used outside the cluster. A sum or max of a whole
+  array a cluster computes (`is_foldable`) is folded by that nest, its
+  accumulator carried through it, its total stored after it.
 * Other ops are emitted one at a time (`_EMITTERS`): their kernel
   (`kernels.KERNELS`, or a BLAS call for large real products), for `reshape`
   a view (`memref.reinterpret_cast`) of its operand's buffer, for `scan` one
@@ -33,7 +35,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeAlias, cast
+from typing import Any, TypeAlias, TypeGuard, cast
 
 import numpy as np
 from xdsl.builder import Builder
@@ -60,7 +62,14 @@ from tidu_mlir.lowering.allocation_guard import check_failure_symbol
 from tidu_mlir.lowering.blas import Product, emit_call, plan_products
 from tidu_mlir.lowering.element_rules import ELEMENT_RULES, apply_elementwise
 from tidu_mlir.lowering.fusion import Cluster, plan
-from tidu_mlir.lowering.kernels import KERNELS, constant_element, emit_transpose
+from tidu_mlir.lowering.kernels import (
+    KERNELS,
+    constant_element,
+    emit_transpose,
+    reduction_start,
+    reduction_step,
+    unflatten,
+)
 from tidu_mlir.lowering.lapack import LINALG_OPS, MatrixCalls, emit_linalg, scratch_types
 from tidu_mlir.lowering.loops import Buffer, Index, LoopBuilder, buffer_memref_type
 from tidu_mlir.lowering.math_library import MathLibrary
@@ -84,6 +93,15 @@ FUSED_OPS: frozenset[type[Operation]] = frozenset({*ELEMENT_RULES, prim.Broadcas
 def is_fusable(op: Operation) -> bool:
     """Whether `op` is computed inside a fused elementwise loop nest."""
     return type(op) in FUSED_OPS
+
+
+def is_foldable(op: Operation) -> TypeGuard[prim.ReduceSumOp | prim.ReduceMaxOp]:
+    """Whether `op` reduces a whole array to a scalar (a sum or max over every
+    axis): the loop nest computing its operand folds it as it goes."""
+    if not isinstance(op, prim.ReduceSumOp | prim.ReduceMaxOp):
+        return False
+    rank = len(prim.shape_of(op.operand))
+    return rank > 0 and sorted(op.prop_values("axes")) == list(range(rank))
 
 
 class FunctionLowering:
@@ -136,7 +154,7 @@ class FunctionLowering:
         self._forward_destinations_through_reshapes()
         self.products = plan_products(computed)
         self.folded = {t for product in self.products.values() for t in product.transposes}
-        for node in plan(computed, is_fusable):
+        for node in plan(computed, is_fusable, is_foldable):
             if isinstance(node, Cluster):
                 self._emit_cluster(node)
             elif node not in self.folded:  # read or written by a BLAS call (blas.plan_products)
@@ -390,10 +408,34 @@ class FunctionLowering:
             self._own_tape(tape, ref)
 
     def _emit_cluster(self, cluster: Cluster) -> None:
-        outputs = {value: self._result_buffer(value) for value in cluster.escaping_values()}
+        """The cluster's loop nest; the reductions it folds carried through it and
+        stored once it ends."""
+        reductions = [op for op in cluster.ops if is_foldable(op)]
+        folded = {op.results[0] for op in reductions}
+        outputs = {
+            value: self._result_buffer(value)
+            for value in cluster.escaping_values()
+            if value not in folded
+        }
         inputs = self._cluster_inputs(cluster)
         emitter = _ClusterBody(self.loops, cluster, inputs, self.splats, outputs, self.library)
-        self.loops.nest(self.builder, cluster.shape, emitter.emit)
+        if not reductions:
+            self.loops.nest(self.builder, cluster.shape, emitter.emit)
+            return
+        starts = [reduction_start(self.builder, op) for op in reductions]
+
+        def body(b: Builder, ivs: Index, acc: list[SSAValue]) -> list[SSAValue]:
+            values = emitter.emit(b, ivs)
+            folded_acc: list[SSAValue] = []
+            for op, start in zip(reductions, starts, strict=True):
+                mine, acc = acc[: len(start)], acc[len(start) :]
+                folded_acc += reduction_step(b, op, mine, values[op.operands[0]])
+            return folded_acc
+
+        totals = self.loops.reduce(self.builder, cluster.shape, sum(starts, []), body)
+        for op, start in zip(reductions, starts, strict=True):
+            total, totals = totals[: len(start)], totals[len(start) :]
+            self.loops.store(self.builder, self._result_buffer(op.results[0]), [], unflatten(total))
 
     def _cluster_inputs(self, cluster: Cluster) -> dict[SSAValue, Buffer]:
         """Buffers of the values a cluster reads from memory (created before its loop)."""
@@ -475,7 +517,9 @@ class _ClusterBody:
     outputs: dict[SSAValue, Buffer]
     library: MathLibrary
 
-    def emit(self, b: Builder, ivs: Index) -> None:
+    def emit(self, b: Builder, ivs: Index) -> dict[SSAValue, Element]:
+        """Compute the members at `ivs` (the reductions it folds aside), store
+        the outputs; the members' values."""
         sb = ScalarBuilder(b, library=self.library)
         values: dict[SSAValue, Element] = {}
 
@@ -493,11 +537,12 @@ class _ClusterBody:
         for op in self.cluster.ops:
             if isinstance(op, prim.BroadcastInDimOp):
                 values[op.result] = element(op.operand, self._broadcast_index(op, ivs), False)
-            else:
+            elif not is_foldable(op):
                 args = [element(v, ivs, True) for v in op.operands]
                 values[op.results[0]] = apply_elementwise(sb, op, args)
         for value, buffer in self.outputs.items():
             self.loops.store(b, buffer, ivs, values[value])
+        return values
 
     def _broadcast_index(self, op: prim.BroadcastInDimOp, ivs: Index) -> Index:
         operand_shape = prim.shape_of(op.operand)
