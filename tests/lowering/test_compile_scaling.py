@@ -87,7 +87,7 @@ def test_values_are_cast_once_not_once_per_use() -> None:
     counters = sum(isinstance(op, scf.ForOp) for op in module.walk())
     ctx = Context(allow_unregistered=True)
     casts: list[UnrealizedConversionCastOp] = []
-    for lowering_pass in llvm_lowering_passes()[:-1]:  # all but reconcile-unrealized-casts
+    for lowering_pass in llvm_lowering_passes()[:-1]:  # all but reconcile-casts
         lowering_pass.apply(ctx, module)
         casts = [op for op in module.walk() if isinstance(op, UnrealizedConversionCastOp)]
         if isinstance(lowering_pass, ConvertMemrefToLLVMPass):

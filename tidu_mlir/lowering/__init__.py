@@ -78,6 +78,12 @@ def _promote_buffers() -> type[ModulePass]:
     return PromoteBuffersToStackPass
 
 
+def _reconcile_casts() -> type[ModulePass]:
+    from tidu_mlir.lowering.reconcile_casts import ReconcileCastsPass
+
+    return ReconcileCastsPass
+
+
 def _lower_to_llvm() -> type[ModulePass]:
     from tidu_mlir.lowering.lower_to_llvm import LowerToLLVMPass
 
@@ -104,6 +110,7 @@ LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "lower-scf-to-cf": _scf_to_cf,
     "convert-cf-to-llvm": _cf,
     "convert-memref-to-llvm": _memref,
+    "reconcile-casts": _reconcile_casts,
 }
 """Command-line pass names -> pass classes, imported lazily (for `tidu-opt`)."""
 

@@ -3,7 +3,7 @@
 The conversions follow MLIR's partial-conversion style: a pattern rewrites one op
 into `llvm` ops whose operands and results have *legal* types (`legal_type`),
 bridging to not-yet-converted neighbours with `builtin.unrealized_conversion_cast`.
-`reconcile-unrealized-casts` removes the cast pairs once every pass has run, so
+`reconcile-casts` removes the cast chains once every pass has run, so
 the passes can run in any order and each stays small.
 
 Legal types: `index` becomes `i64`; every `memref` becomes an opaque `!llvm.ptr`

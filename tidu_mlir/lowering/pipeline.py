@@ -3,7 +3,6 @@
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsPass
 
 from tidu_mlir.lowering.arith_to_llvm import ConvertArithToLLVMPass
 from tidu_mlir.lowering.backend import check_llvm_module
@@ -11,6 +10,7 @@ from tidu_mlir.lowering.cf_to_llvm import ConvertCfToLLVMPass
 from tidu_mlir.lowering.func_to_llvm import ConvertFuncToLLVMPass
 from tidu_mlir.lowering.math_to_llvm import ConvertMathToLLVMPass
 from tidu_mlir.lowering.memref_to_llvm import ConvertMemrefToLLVMPass
+from tidu_mlir.lowering.reconcile_casts import ReconcileCastsPass
 from tidu_mlir.lowering.scf_to_cf import LowerScfToCfPass
 
 
@@ -18,7 +18,7 @@ def llvm_lowering_passes() -> list[ModulePass]:
     """The passes of `LLVM_LOWERING_PIPELINE`, in order.
 
     Structured control flow goes first (it creates the `cf` branches and `index`
-    block arguments the later passes convert); `reconcile-unrealized-casts` last
+    block arguments the later passes convert); `reconcile-casts` last
     removes the casts bridging the partial conversions.
     """
     return [
@@ -28,7 +28,7 @@ def llvm_lowering_passes() -> list[ModulePass]:
         ConvertArithToLLVMPass(),
         ConvertCfToLLVMPass(),
         ConvertFuncToLLVMPass(noalias=True),
-        ReconcileUnrealizedCastsPass(),
+        ReconcileCastsPass(),
     ]
 
 

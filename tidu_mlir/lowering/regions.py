@@ -32,7 +32,7 @@ computed at run time, which a memref with a static layout cannot express: each
 buffer is cast to `!llvm.ptr` (free after lowering: a memref is its base
 pointer), offset by `%i` times the slice's element count with an `inbounds`
 `llvm.getelementptr`, and cast to the callee's memref type;
-`reconcile-unrealized-casts` removes the casts. Every pointer of the call is a
+`reconcile-casts` removes the casts. Every pointer of the call is a
 distinct buffer or a disjoint slice (the carries' two buffers are distinct),
 as the `noalias` arguments of the callee require.
 

@@ -54,9 +54,11 @@
 // CHECK-LABEL: {{^}}lower-scf-to-cf{{$}}
 // CHECK-LABEL: {{^}}convert-cf-to-llvm{{$}}
 // CHECK-LABEL: {{^}}convert-memref-to-llvm{{$}}
+// CHECK-LABEL: {{^}}reconcile-casts{{$}}
+// CHECK-NEXT:      Remove the cast chains that close
 
 // HELP:      tidu-mlir modular optimizer driver. tidu passes: batch, linearize,
 // HELP-NEXT: {{^}}linear-transpose, materialize, unzip, verify-linearity, fuse-recorded-loops,
-// HELP:      convert-memref-to-llvm (see{{[ \n]}}
+// HELP:      reconcile-casts (see{{[ \n]}}
 // HELP-SAME: --help-passes).
 // HELP:      {{^}}  --help-passes Document the tidu passes
