@@ -1,20 +1,23 @@
-"""`llvm_ops`: the fast constructors build exactly the ops xDSL's constructors
-build (operands, result types, properties, attributes, verified)."""
+"""The lowering's fast constructors (`llvm_ops`, the loop builders' loads,
+stores and allocs) build exactly the ops xDSL's constructors build (operands,
+result types, properties, attributes, verified)."""
 
 from __future__ import annotations
 
 import pytest
-from xdsl.dialects import llvm
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, f64, i32, i64
+from xdsl.dialects import llvm, memref
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, MemRefType, f64, i32, i64
 from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Block, Operation
 
-from tidu_mlir.lowering import llvm_ops
+from tidu_mlir.lowering import llvm_ops, loops, prim_to_loops
 
 ARGS = Block(arg_types=[llvm.LLVMPointerType(), i64, i64, f64, f64]).args
 POINTER, INDEX, OTHER, X, Y = ARGS
 NSW = llvm.OverflowAttr([llvm.OverflowFlag.NO_SIGNED_WRAP])
 FLAGS = llvm.FastMathAttr([FastMathFlag.ALLOW_CONTRACT, FastMathFlag.REASSOC])
+REF_TYPE = MemRefType(f64, [3, 4])
+REF, ROW, COLUMN = Block(arg_types=[REF_TYPE, IndexType(), IndexType()]).args
 
 PAIRS: list[tuple[str, Operation, Operation]] = [
     ("load", llvm_ops.load(POINTER, f64), llvm.LoadOp(POINTER, f64)),
@@ -42,6 +45,17 @@ PAIRS: list[tuple[str, Operation, Operation]] = [
         llvm.AddOp(INDEX, OTHER),
     ),
     ("fmul", llvm_ops.float_binary(llvm.FMulOp, X, Y, FLAGS), llvm.FMulOp(X, Y, FLAGS)),
+    ("memref.load", loops.memref_load(REF, [ROW, COLUMN]), memref.LoadOp.get(REF, [ROW, COLUMN])),
+    (
+        "memref.store",
+        loops.memref_store(X, REF, [ROW, COLUMN]),
+        memref.StoreOp.get(X, REF, [ROW, COLUMN]),
+    ),
+    (
+        "memref.alloc",
+        memref.AllocOp.create(result_types=[REF_TYPE], properties=prim_to_loops.ALLOC_PROPERTIES),
+        memref.AllocOp.get(f64, prim_to_loops.ALIGNMENT, [3, 4]),
+    ),
 ]
 
 
@@ -56,3 +70,10 @@ def test_fast_constructor_builds_xdsl_s_op(fast: Operation, xdsl: Operation) -> 
     assert fast.properties == xdsl.properties
     assert fast.attributes == xdsl.attributes
     assert str(fast) == str(xdsl)
+
+
+def test_buffer_types_are_built_once() -> None:
+    """Each distinct buffer type is one object (xDSL's constructor is slow)."""
+    first = loops.buffer_memref_type(f64, [3, 4])
+    assert loops.buffer_memref_type(f64, (3, 4)) is first
+    assert first == (REF_TYPE, False)

@@ -14,6 +14,7 @@ becomes
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -41,7 +42,14 @@ def buffer_type(typ: Attribute) -> MemRefType:
     """The memref holding a static tensor of type `typ` (same shape and element type)."""
     if not isinstance(typ, TensorType) or any(d < 0 for d in typ.get_shape()):
         raise DiagnosticException(f"only statically shaped tensors are bufferized, got {typ}")
-    return MemRefType(typ.get_element_type(), typ.get_shape())
+    return _memref_type(typ.get_element_type(), tuple(typ.get_shape()))
+
+
+@functools.lru_cache(maxsize=4096)
+def _memref_type(element: Attribute, shape: tuple[int, ...]) -> MemRefType:
+    """`MemRefType(element, shape)`, one object per distinct type (its constructor
+    checks the shape against a constraint it builds each time, ~70 µs)."""
+    return MemRefType(element, shape)
 
 
 def needs_bufferization(op: func.FuncOp) -> bool:

@@ -10,6 +10,7 @@ the start of the function.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -107,23 +108,43 @@ class LoopBuilder:
 
     def load(self, b: Builder, buffer: Buffer, idx: Index) -> Element:
         if not buffer.is_complex:
-            return b.insert(memref.LoadOp.get(buffer.ref, idx)).res
-        re = b.insert(memref.LoadOp.get(buffer.ref, [*idx, self.index(0)])).res
-        im = b.insert(memref.LoadOp.get(buffer.ref, [*idx, self.index(1)])).res
+            return b.insert(memref_load(buffer.ref, idx)).res
+        re = b.insert(memref_load(buffer.ref, [*idx, self.index(0)])).res
+        im = b.insert(memref_load(buffer.ref, [*idx, self.index(1)])).res
         return re, im
 
     def store(self, b: Builder, buffer: Buffer, idx: Index, value: Element) -> None:
         if not buffer.is_complex:
             assert isinstance(value, SSAValue)
-            b.insert(memref.StoreOp.get(value, buffer.ref, idx))
+            b.insert(memref_store(value, buffer.ref, idx))
             return
         assert isinstance(value, tuple)
         for part, component in enumerate(value):
-            b.insert(memref.StoreOp.get(component, buffer.ref, [*idx, self.index(part)]))
+            b.insert(memref_store(component, buffer.ref, [*idx, self.index(part)]))
+
+
+def memref_load(ref: SSAValue, idx: Index) -> memref.LoadOp:
+    """`memref.LoadOp.get(ref, idx)`, built with `create` (the kernels make
+    thousands; the IRDL constructor checks its arguments, ~4x the time)."""
+    memref_type = ref.type
+    assert isinstance(memref_type, MemRefType)
+    return memref.LoadOp.create(operands=[ref, *idx], result_types=[memref_type.element_type])
+
+
+def memref_store(value: SSAValue, ref: SSAValue, idx: Index) -> memref.StoreOp:
+    """`memref.StoreOp.get(value, ref, idx)`, built with `create` (see `memref_load`)."""
+    return memref.StoreOp.create(operands=[value, ref, *idx])
 
 
 def buffer_memref_type(element: Attribute, shape: Sequence[int]) -> tuple[MemRefType, bool]:
     """The memref type of a tensor's buffer and whether it is a complex (re, im) view."""
+    return _buffer_memref_type(element, tuple(shape))
+
+
+@functools.lru_cache(maxsize=4096)
+def _buffer_memref_type(element: Attribute, shape: tuple[int, ...]) -> tuple[MemRefType, bool]:
+    # One object per distinct type: types are immutable, and xDSL's `MemRefType`
+    # constructor checks its shape against a constraint it builds each time (~70 µs).
     if prim.is_complex(element):
         return MemRefType(prim.real_element_type(element), [*shape, 2]), True
     return MemRefType(element, list(shape)), False
