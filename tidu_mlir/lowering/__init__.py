@@ -84,6 +84,12 @@ def _reconcile_casts() -> type[ModulePass]:
     return ReconcileCastsPass
 
 
+def _pool_buffers() -> type[ModulePass]:
+    from tidu_mlir.lowering.pool_buffers import PoolBuffersPass
+
+    return PoolBuffersPass
+
+
 def _lower_to_llvm() -> type[ModulePass]:
     from tidu_mlir.lowering.lower_to_llvm import LowerToLLVMPass
 
@@ -103,6 +109,7 @@ LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "parallelize-loops": _parallelize,
     "split-functions": _split,
     "promote-buffers-to-stack": _promote_buffers,
+    "pool-buffers": _pool_buffers,
     "lower-to-llvm": _lower_to_llvm,
     "convert-arith-to-llvm": _arith,
     "convert-math-to-llvm": _math,

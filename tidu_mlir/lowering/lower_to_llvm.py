@@ -22,6 +22,7 @@ from tidu_mlir.lowering.bufferize import PrimBufferizePass
 from tidu_mlir.lowering.fuse_loops import FuseRecordedLoopsPass
 from tidu_mlir.lowering.parallel import ParallelizeLoopsPass
 from tidu_mlir.lowering.pipeline import lower_to_llvm_dialect
+from tidu_mlir.lowering.pool_buffers import PoolBuffersPass
 from tidu_mlir.lowering.prim_to_loops import ConvertPrimToLoopsPass
 from tidu_mlir.lowering.promote_buffers import PromoteBuffersToStackPass
 from tidu_mlir.lowering.split import SplitFunctionsPass
@@ -30,7 +31,8 @@ from tidu_mlir.lowering.split import SplitFunctionsPass
 def lower_prim_to_loops(module: ModuleOp, ctx: Context | None = None) -> None:
     """Bufferize and lower the prim ops of `module` to loop nests (recorded
     loops fused with their forward replay, large nests parallel, large
-    functions split into parts, small temporaries on the stack), in place."""
+    functions split into parts, small temporaries on the stack, the other
+    small ones in one allocation per function), in place."""
     ctx = ctx if ctx is not None else Context(allow_unregistered=True)
     FuseRecordedLoopsPass().apply(ctx, module)
     PrimBufferizePass().apply(ctx, module)
@@ -38,6 +40,7 @@ def lower_prim_to_loops(module: ModuleOp, ctx: Context | None = None) -> None:
     ParallelizeLoopsPass().apply(ctx, module)
     SplitFunctionsPass().apply(ctx, module)
     PromoteBuffersToStackPass().apply(ctx, module)
+    PoolBuffersPass().apply(ctx, module)
 
 
 @dataclass(frozen=True)

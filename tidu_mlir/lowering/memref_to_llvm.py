@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
+    i8,
     i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -215,6 +216,20 @@ class ConvertView(RewritePattern):
         replace_with_legal(op, [], rewriter, [to_legal(op.operands[0], rewriter)])
 
 
+class ConvertByteView(RewritePattern):
+    """view of a byte buffer at a byte offset (a static result) -> the buffer's
+    pointer advanced by the offset (`llvm.getelementptr inbounds` on i8)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.ViewOp, rewriter: PatternRewriter, /) -> None:
+        _static_layout(op.result.type)
+        if op.sizes:
+            raise DiagnosticException("memref.view with dynamic sizes is not lowered")
+        base = to_legal(op.source, rewriter)
+        offset = to_legal(op.byte_shift, rewriter)
+        replace_with_legal(op, [element_pointer(base, offset, i8)], rewriter)
+
+
 class ConvertGetGlobal(RewritePattern):
     """get_global -> `llvm.mlir.addressof`, then a bitcast to the opaque
     `!llvm.ptr`: xDSL's llvmlite translation gives the address the global's
@@ -266,6 +281,7 @@ class ConvertMemrefToLLVMPass(ModulePass):
             memref.DeallocOp: heap,
             memref.CopyOp: ConvertCopy(),
             **dict.fromkeys(_VIEWS, ConvertView()),
+            memref.ViewOp: ConvertByteView(),
             memref.GetGlobalOp: ConvertGetGlobal(),
             memref.GlobalOp: ConvertGlobal(),
         }

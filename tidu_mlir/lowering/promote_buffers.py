@@ -53,7 +53,7 @@ MAX_BUFFERS = 256
 """The most promoted temporaries in one function (its stack slots)."""
 
 
-def _static_bytes(alloc: memref.AllocOp) -> int | None:
+def static_bytes(alloc: memref.AllocOp) -> int | None:
     """The size of a statically shaped allocation, else None."""
     if alloc.dynamic_sizes or alloc.symbol_operands:
         return None
@@ -69,7 +69,7 @@ def _bytes_of(typ: MemRefType) -> int | None:
     return byte_size(typ.element_type) * math.prod(shape)
 
 
-def _release(alloc: memref.AllocOp, block_ops: set[Operation]) -> memref.DeallocOp | None:
+def single_release(alloc: memref.AllocOp, block_ops: set[Operation]) -> memref.DeallocOp | None:
     """The one `memref.dealloc` of `alloc` in the same block, if the buffer is
     freed only there and not returned; else None."""
     deallocs = [u.operation for u in alloc.memref.uses if isinstance(u.operation, memref.DeallocOp)]
@@ -108,10 +108,10 @@ def _promote_in_function(
             break
         if not isinstance(op, memref.AllocOp):
             continue
-        size = _static_bytes(op)
+        size = static_bytes(op)
         if size is None or size > max_alloc_bytes or frame_bytes + size > max_frame_bytes:
             continue
-        dealloc = _release(op, block_ops)
+        dealloc = single_release(op, block_ops)
         if dealloc is None:
             continue
         Rewriter.replace_op(op, _alloca_like(op))

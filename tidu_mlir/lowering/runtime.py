@@ -57,6 +57,7 @@ from tidu_mlir.lowering import (
     disk_cache,
     fusion,
     parallel,
+    pool_buffers,
     prim_to_loops,
     promote_buffers,
 )
@@ -216,6 +217,7 @@ def lowering_options() -> dict[str, Any]:
             promote_buffers.MAX_FRAME_BYTES,
             promote_buffers.MAX_BUFFERS,
         ],
+        "pooled-buffers": [pool_buffers.MAX_ALLOC_BYTES, pool_buffers.MAX_POOL_BYTES],
     }
 
 

@@ -46,6 +46,10 @@
 // CHECK:             max_alloc_bytes (int, default: 256)
 // CHECK:             max_frame_bytes (int, default: 16384)
 // CHECK:             max_buffers (int, default: 256)
+// CHECK-LABEL: {{^}}pool-buffers{{$}}
+// CHECK-NEXT:      The small heap temporaries of each function's entry block
+// CHECK:             max_alloc_bytes (int, default: 65536)
+// CHECK:             max_pool_bytes (int, default: 4194304)
 // CHECK-LABEL: {{^}}lower-to-llvm{{$}}
 // CHECK-LABEL: {{^}}convert-arith-to-llvm{{$}}
 // CHECK-LABEL: {{^}}convert-math-to-llvm{{$}}
