@@ -33,6 +33,8 @@ for every op).
   other types or attributes) goes token by token, so errors are xDSL's;
 * the attributes and ops read that way built without xDSL's verifying
   constructors (`unverified_attribute`, `build_operation`);
+* punctuation matched by one lookup of its token kind (xDSL checks the
+  spelling and searches the kinds on every call);
 * xDSL's check of a dense literal's type with its constraint built once
   (xDSL builds it for every literal, 2.5 ms each);
 * operands defined before with the very type object resolved by one lookup;
@@ -99,7 +101,7 @@ from xdsl.irdl import AttrConstraint, IRDLOperation, base
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.lexer import Span, Token
-from xdsl.utils.mlir_lexer import MLIRLexer, MLIRToken, MLIRTokenKind
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRToken, MLIRTokenKind, PunctuationSpelling
 
 AttributeT = TypeVar("AttributeT", bound=ParametrizedAttribute)
 OperationT = TypeVar("OperationT", bound=Operation)
@@ -447,6 +449,31 @@ class FastParser(Parser):
         # run every 700 allocations, would only walk them again and again.
         with _collector_paused():
             return super().parse_module(allow_implicit_module)
+
+    def _consume_token(self, expected_kind: MLIRTokenKind | None = None) -> MLIRToken:
+        # xDSL 0.74's, without its assertion on the kind (its callers test it).
+        state = self._parser_state
+        token = state.current_token
+        state.current_token = state.lexer.lex()
+        return token
+
+    def parse_optional_punctuation(
+        self, punctuation: PunctuationSpelling
+    ) -> PunctuationSpelling | None:
+        # xDSL 0.74's, the kind found by one lookup (xDSL checks the spelling
+        # and searches the kinds on every call: most of a comma's cost).
+        state = self._parser_state
+        if state.current_token.kind is not _PUNCTUATION[punctuation]:
+            return None
+        state.current_token = state.lexer.lex()
+        return punctuation
+
+    def parse_punctuation(
+        self, punctuation: PunctuationSpelling, context_msg: str = ""
+    ) -> PunctuationSpelling:
+        if self.parse_optional_punctuation(punctuation) is None:
+            self.raise_error(f"Expected '{punctuation}'" + context_msg, self._current_token.span)
+        return punctuation
 
     def parse_optional_type(self) -> TypeAttribute | None:
         if (cached := self._cached_type(self.pos)) is not None:

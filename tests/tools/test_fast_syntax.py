@@ -440,7 +440,7 @@ def test_plain_integer_lists_are_read_in_one_match(
     """1,000 slice lines, no two alike, parse no integer and no punctuation
     token by token (the slices and `: T -> U` are read in one match each)."""
     calls = _counting(monkeypatch, Parser, "parse_integer", lambda parser, *_, **__: "integer")
-    punctuation = _counting(monkeypatch, Parser, "parse_punctuation", lambda *_, **__: "calls")
+    punctuation = _counting(monkeypatch, FastParser, "parse_punctuation", lambda *_, **__: "calls")
     body = "".join(
         f"  %v{i} = prim.slice %x [{i}:{i + 3}:1] : tensor<2000xf64> -> tensor<3xf64>\n"
         for i in range(1000)
@@ -613,7 +613,7 @@ def test_lines_no_two_alike_are_read_without_xdsls_attribute_and_type_parsers(
         monkeypatch, AttrParser, "parse_dense_int_or_fp_elements_attr", lambda *_: "calls"
     )
     entries = _counting(monkeypatch, AttrParser, "_parse_attribute_entry", lambda *_: "calls")
-    punctuation = _counting(monkeypatch, Parser, "parse_punctuation", lambda *_, **__: "calls")
+    punctuation = _counting(monkeypatch, FastParser, "parse_punctuation", lambda *_, **__: "calls")
     body = "".join(
         f"  %c{i} = prim.constant dense<{i}.5> : tensor<f64>\n"
         f"  %p{i} = prim.pad %x, low = [{i}], high = [0], interior = [0]"
