@@ -83,12 +83,12 @@ def rows(only: str | None) -> Iterator[Row]:
             None if jitted is None else (lambda: ready(jitted(*args))),
         )
 
-    if wanted("hvp"):
+    if wanted(label := "hvp sum(exp(sin x) x) n=1e5"):
         x, v = rng.standard_normal(10**5), rng.standard_normal(10**5)
         f = lambda x, xp: xp.sum(xp.exp(xp.sin(x)) * x)  # noqa: E731
         ours = td.jit(lambda x, v: td.hvp(lambda x: f(x, tnp), (x,), (v,)))
         theirs = jax and (lambda x, v: jax.jvp(jax.grad(lambda x: f(x, jnp)), (x,), (v,))[1])
-        yield pair("hvp sum(exp(sin x) x) n=1e5", ours, theirs, x, v)
+        yield pair(label, ours, theirs, x, v)
 
     mine = gradbench.evals(tnp, td, td_special)
     other = gradbench.evals(jnp, jax, jax.scipy.special) if jax is not None else None
@@ -119,25 +119,25 @@ def rows(only: str | None) -> Iterator[Row]:
             theirs = lambda e=other[name][function], a=theirs_prepared: ready(e(a))  # noqa: E731
         yield label, ours, theirs
 
-    if wanted("mlp"):
+    if wanted(label := "mlp loss gradient"):
         x, y = rng.standard_normal((256, 784)) * 0.1, rng.standard_normal((256, 10))
         w1, w2 = rng.standard_normal((784, 256)) * 0.05, rng.standard_normal((256, 10)) * 0.1
         ours = td.jit(td.grad(mlp_loss, argnums=(2, 3)))
         theirs = jax and jax.grad(lambda *a: mlp_loss(*a, xp=jnp), argnums=(2, 3))
-        yield pair("mlp loss gradient", ours, theirs, x, y, w1, w2)
-    if wanted("complex"):
+        yield pair(label, ours, theirs, x, y, w1, w2)
+    if wanted(label := "complex loss gradient n=1e5"):
         z = rng.standard_normal(10**5) + 1j * rng.standard_normal(10**5) * 0.1
         w = rng.standard_normal(10**5) + 1j * rng.standard_normal(10**5)
         ours = td.jit(td.grad(complex_loss))
         # tidu's gradient is the conjugate of JAX's for a real loss (docs/complex.md).
         theirs = jax and (lambda z, w: jnp.conj(jax.grad(lambda z: complex_loss(z, w, jnp))(z)))
-        yield pair("complex loss gradient n=1e5", ours, theirs, z, w)
-    if wanted("chain"):
+        yield pair(label, ours, theirs, z, w)
+    if wanted(label := "elementwise chain gradient n=1e6"):
         a, b = rng.standard_normal(10**6), rng.standard_normal(10**6)
         chain = lambda x, y, xp: xp.sum(xp.tanh(x * y) * xp.exp(-x) + xp.sin(y))  # noqa: E731
         ours = td.jit(td.grad(lambda x, y: chain(x, y, tnp)))
         theirs = jax and jax.grad(lambda x, y: chain(x, y, jnp))
-        yield pair("elementwise chain gradient n=1e6", ours, theirs, a, b)
+        yield pair(label, ours, theirs, a, b)
 
 
 def median_times(ours: Callable[[], Any], theirs: Callable[[], Any] | None,
