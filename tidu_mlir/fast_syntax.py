@@ -415,9 +415,14 @@ def _integer_splat_data(element: IntegerType, number: str, count: int) -> bytes 
     if "." in number or width < 8 or len(number) > 20:
         return None
     value = int(number)
-    if not -(1 << (width - 1)) <= value < 1 << (width - 1):
+    if not _fits_signed(value, width):
         return None
     return element.pack([value] * count)
+
+
+def _fits_signed(value: int, width: int) -> bool:
+    """Whether `value` is in the range of a signed `width`-bit integer."""
+    return -(1 << (width - 1)) <= value < 1 << (width - 1)
 
 
 @contextlib.contextmanager
@@ -462,10 +467,9 @@ class FastParser(Parser):
     ) -> PunctuationSpelling | None:
         # xDSL 0.74's, the kind found by one lookup (xDSL checks the spelling
         # and searches the kinds on every call: most of a comma's cost).
-        state = self._parser_state
-        if state.current_token.kind is not _PUNCTUATION[punctuation]:
+        if self._parser_state.current_token.kind is not _PUNCTUATION[punctuation]:
             return None
-        state.current_token = state.lexer.lex()
+        self._consume_token()
         return punctuation
 
     def parse_punctuation(
@@ -539,8 +543,7 @@ class FastParser(Parser):
             if not value:
                 entries[name] = StringAttr(string)
                 continue
-            bits = int(width) - 1
-            if not -(1 << bits) <= (number := int(value)) < 1 << bits:
+            if not _fits_signed(number := int(value), int(width)):
                 return None
             entries[name] = IntegerAttr(number, IntegerType(int(width)))
         self._resume_from(match.end())

@@ -75,5 +75,5 @@ def test_fast_constructor_builds_xdsl_s_op(fast: Operation, xdsl: Operation) -> 
 def test_buffer_types_are_built_once() -> None:
     """Each distinct buffer type is one object (xDSL's constructor is slow)."""
     first = loops.buffer_memref_type(f64, [3, 4])
-    assert loops.buffer_memref_type(f64, (3, 4)) is first
+    assert loops.buffer_memref_type(f64, (3, 4))[0] is first[0]
     assert first == (REF_TYPE, False)

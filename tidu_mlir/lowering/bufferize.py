@@ -14,7 +14,6 @@ becomes
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -35,6 +34,8 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
+from tidu_mlir.lowering.loops import memref_type
+
 NUM_OUTPUTS_ATTR = "tidu.num_outputs"
 
 
@@ -42,14 +43,7 @@ def buffer_type(typ: Attribute) -> MemRefType:
     """The memref holding a static tensor of type `typ` (same shape and element type)."""
     if not isinstance(typ, TensorType) or any(d < 0 for d in typ.get_shape()):
         raise DiagnosticException(f"only statically shaped tensors are bufferized, got {typ}")
-    return _memref_type(typ.get_element_type(), tuple(typ.get_shape()))
-
-
-@functools.lru_cache(maxsize=4096)
-def _memref_type(element: Attribute, shape: tuple[int, ...]) -> MemRefType:
-    """`MemRefType(element, shape)`, one object per distinct type (its constructor
-    checks the shape against a constraint it builds each time, ~70 µs)."""
-    return MemRefType(element, shape)
+    return memref_type(typ.get_element_type(), tuple(typ.get_shape()))
 
 
 def needs_bufferization(op: func.FuncOp) -> bool:

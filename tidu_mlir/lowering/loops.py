@@ -138,13 +138,14 @@ def memref_store(value: SSAValue, ref: SSAValue, idx: Index) -> memref.StoreOp:
 
 def buffer_memref_type(element: Attribute, shape: Sequence[int]) -> tuple[MemRefType, bool]:
     """The memref type of a tensor's buffer and whether it is a complex (re, im) view."""
-    return _buffer_memref_type(element, tuple(shape))
+    if prim.is_complex(element):
+        return memref_type(prim.real_element_type(element), (*shape, 2)), True
+    return memref_type(element, tuple(shape)), False
 
 
 @functools.lru_cache(maxsize=4096)
-def _buffer_memref_type(element: Attribute, shape: tuple[int, ...]) -> tuple[MemRefType, bool]:
-    # One object per distinct type: types are immutable, and xDSL's `MemRefType`
-    # constructor checks its shape against a constraint it builds each time (~70 µs).
-    if prim.is_complex(element):
-        return MemRefType(prim.real_element_type(element), [*shape, 2]), True
-    return MemRefType(element, list(shape)), False
+def memref_type(element: Attribute, shape: tuple[int, ...]) -> MemRefType:
+    """`MemRefType(element, shape)`, one object per distinct type: types are
+    immutable, and xDSL's constructor checks the shape against a constraint it
+    builds each time (~70 µs)."""
+    return MemRefType(element, shape)

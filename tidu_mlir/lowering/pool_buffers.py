@@ -47,9 +47,10 @@ POOL_ALIGNMENT = 64
 Pooled = list[tuple[memref.AllocOp, memref.DeallocOp, int]]
 
 
-def _poolable(block: Block, max_alloc_bytes: int, max_pool_bytes: int) -> Pooled:
+def _poolable(block: Block, max_alloc_bytes: int, max_pool_bytes: int) -> tuple[Pooled, int]:
     """The allocs of `block` to pool, with their deallocs and offsets in the
-    pool (the first ones in program order, within the caps)."""
+    pool (the first ones in program order, within the caps), and the pool's
+    size."""
     block_ops = set(block.ops)
     chosen: Pooled = []
     end = 0
@@ -68,7 +69,7 @@ def _poolable(block: Block, max_alloc_bytes: int, max_pool_bytes: int) -> Pooled
             break
         chosen.append((op, dealloc, offset))
         end = offset + size
-    return chosen
+    return chosen, end
 
 
 def _pool_in_function(function: func.FuncOp, max_alloc_bytes: int, max_pool_bytes: int) -> None:
@@ -76,12 +77,11 @@ def _pool_in_function(function: func.FuncOp, max_alloc_bytes: int, max_pool_byte
     block = function.body.blocks.first
     if block is None or not isinstance(block.last_op, func.ReturnOp):
         return
-    chosen = _poolable(block, max_alloc_bytes, max_pool_bytes)
+    chosen, size = _poolable(block, max_alloc_bytes, max_pool_bytes)
     if len(chosen) < 2:
         return
     first, _, _ = chosen[0]
-    total = max(offset + (static_bytes(alloc) or 0) for alloc, _, offset in chosen)
-    pool_type = MemRefType(i8, [total])
+    pool_type = MemRefType(i8, [size])
     pool = memref.AllocOp([], [], pool_type, IntegerAttr(POOL_ALIGNMENT, 64))
     Rewriter.insert_op(pool, InsertPoint.before(first))
     for alloc, dealloc, offset in chosen:

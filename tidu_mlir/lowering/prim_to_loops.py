@@ -32,6 +32,7 @@ prim ops handled, derived from the dispatch tables at the end of this module.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -433,18 +434,18 @@ class FunctionLowering:
             self.loops.nest(self.builder, cluster.shape, emitter.emit)
             return
         starts = [reduction_start(self.builder, op) for op in reductions]
+        sizes = [len(start) for start in starts]  # a complex sum carries two values
 
         def body(b: Builder, ivs: Index, acc: list[SSAValue]) -> list[SSAValue]:
             values = emitter.emit(b, ivs)
-            folded_acc: list[SSAValue] = []
-            for op, start in zip(reductions, starts, strict=True):
-                mine, acc = acc[: len(start)], acc[len(start) :]
-                folded_acc += reduction_step(b, op, mine, values[op.operands[0]])
-            return folded_acc
+            return [
+                folded
+                for op, mine in zip(reductions, _split(acc, sizes), strict=True)
+                for folded in reduction_step(b, op, mine, values[op.operands[0]])
+            ]
 
         totals = self.loops.reduce(self.builder, cluster.shape, sum(starts, []), body)
-        for op, start in zip(reductions, starts, strict=True):
-            total, totals = totals[: len(start)], totals[len(start) :]
+        for op, total in zip(reductions, _split(totals, sizes), strict=True):
             self.loops.store(self.builder, self._result_buffer(op.results[0]), [], unflatten(total))
 
     def _cluster_inputs(self, cluster: Cluster) -> dict[SSAValue, Buffer]:
@@ -459,6 +460,12 @@ class FunctionLowering:
                     continue
                 inputs[operand] = self.buffer_of(operand)
         return inputs
+
+
+def _split(values: list[SSAValue], sizes: list[int]) -> list[list[SSAValue]]:
+    """`values` cut into consecutive runs of the given `sizes`."""
+    ends = list(itertools.accumulate(sizes))
+    return [values[end - size : end] for size, end in zip(sizes, ends, strict=True)]
 
 
 def _reshaped(buffer: Buffer, typ: TensorType, point: InsertPoint) -> Buffer:
