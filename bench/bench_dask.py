@@ -14,7 +14,9 @@
   one process (`td.vmap(td.grad(loss))` on the same data in memory) alongside.
 * per-task overhead: the same on tiny blocks (10 examples, 200 blocks), warm,
   per block (target: < 5 ms), and per Dask task (a block is its function's
-  task, one task per result leaf, and its share of the reduction).
+  task, one task per result leaf, and its share of the reduction); and
+  `grad_sum` on those blocks (one task per block and its share of a tree of
+  sums), per block.
 * the conditions: the load average before and after (the machine's cores are
   shared) and the workers' `OMP_NUM_THREADS` (Dask's nanny sets 1: one core
   per single-threaded worker, no OpenMP threads fighting over the cores).
@@ -33,7 +35,7 @@ from typing import Any, cast
 
 import dask.array as da
 import numpy as np
-from dask.base import optimize
+from dask.base import collections_to_expr
 from distributed import Client, LocalCluster
 
 import tidu_mlir as td
@@ -78,14 +80,24 @@ def persisted_dataset(client: Client, examples: int, chunk: int) -> list[da.Arra
 def per_example_time(client: Client, examples: int, chunk: int, repeat: int
                      ) -> tuple[float, int]:  # fmt: skip
     """The best warm time of the summed per-example gradients, and the number
-    of tasks Dask runs for them (the data, made and kept on the workers, aside)."""
+    of tasks Dask runs for them (the data, kept on the workers, is not in the
+    graph: its blocks are futures)."""
     params = {"w": np.full(FEATURES, 0.01), "b": np.float64(0.0)}
     data = persisted_dataset(client, examples, chunk)
     grads = tdd.map_blocks(PER_EXAMPLE, params, tuple(data))
     summed = [grads["w"].sum(axis=0), grads["b"].sum()]
-    (optimized,) = optimize(summed)  # the graph Dask runs: chains fused
-    tasks = len({key for array in optimized for key in array.__dask_graph__()})
-    return best(lambda: client.compute(summed, sync=True), repeat), tasks - 2 * examples // chunk
+    # The graph Dask runs: both sums optimized together (chains fused; with
+    # `dask.optimize(...)` each would fuse its own copy of the block tasks).
+    tasks = len(collections_to_expr(summed).optimize().__dask_graph__())
+    return best(lambda: client.compute(summed, sync=True), repeat), tasks
+
+
+def grad_sum_time(client: Client, examples: int, chunk: int, repeat: int) -> float:
+    """The best warm time of `grad_sum` of the loss over the data."""
+    params = {"w": np.full(FEATURES, 0.01), "b": np.float64(0.0)}
+    data = persisted_dataset(client, examples, chunk)
+    grads = tdd.grad_sum(loss, params, tuple(data))
+    return best(lambda: client.compute(grads, sync=True), repeat)
 
 
 def steady_time(client: Client, examples: int, chunk: int, repeat: int, passes: int) -> float:
@@ -101,9 +113,11 @@ def steady_time(client: Client, examples: int, chunk: int, repeat: int, passes: 
     return best(lambda: client.compute(sums, sync=True), repeat) / passes
 
 
-def cluster_times(workers: int, args: argparse.Namespace) -> tuple[float, float, float, float]:
+def cluster_times(workers: int, args: argparse.Namespace
+                  ) -> tuple[float, float, float, float, float]:  # fmt: skip
     """On `workers` single-threaded processes: the big run's time, its time per
-    pass in steady state, and the tiny run's time per block and per task."""
+    pass in steady state, the tiny run's time per block and per task, and
+    `grad_sum`'s time per tiny block."""
     with (
         LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None) as cluster,
         Client(cluster) as client,
@@ -114,7 +128,8 @@ def cluster_times(workers: int, args: argparse.Namespace) -> tuple[float, float,
         big, _ = per_example_time(client, args.examples, args.chunk, args.repeat)
         steady = steady_time(client, args.examples, args.chunk, args.repeat, args.passes)
         tiny, tasks = per_example_time(client, 2000, 10, args.repeat)
-    return big, steady, tiny / 200, tiny / tasks
+        summed = grad_sum_time(client, 2000, 10, args.repeat)
+    return big, steady, tiny / 200, tiny / tasks, summed / 200
 
 
 def one_process_time(examples: int, repeat: int) -> float:
@@ -148,8 +163,8 @@ def main() -> None:
     parser.add_argument("--passes", type=int, default=5, help="passes in flight (throughput)")
     args = parser.parse_args()
     print("load average (1, 5, 15 min) before: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
-    one, steady_one, tiny_one, task_one = cluster_times(1, args)
-    two, steady_two, tiny_two, task_two = cluster_times(2, args)
+    one, steady_one, tiny_one, task_one, summed_one = cluster_times(1, args)
+    two, steady_two, tiny_two, task_two, summed_two = cluster_times(2, args)
     local = one_process_time(args.examples, args.repeat)
     print(f"per-example gradients, {args.examples} x {FEATURES}, blocks of {args.chunk}:")
     print(f"  one pass: 1 worker {one:.3f} s, 2 workers {two:.3f} s, "
@@ -160,6 +175,8 @@ def main() -> None:
     print(f"per-task overhead (warm, 10-example blocks): 1 worker {tiny_one * 1e3:.2f} ms, "
           f"2 workers {tiny_two * 1e3:.2f} ms per block (target < 5); per task "
           f"{task_one * 1e3:.2f} ms, {task_two * 1e3:.2f} ms")  # fmt: skip
+    print(f"grad_sum per block (warm, 10-example blocks): 1 worker {summed_one * 1e3:.2f} ms, "
+          f"2 workers {summed_two * 1e3:.2f} ms (target < 5)")  # fmt: skip
     t_local, t_dask, equal = jacobian_times(args.repeat)
     print(f"Jacobian 20000 x 2000 (fwd, blocks of 500 columns): 2 workers {t_dask:.2f} s, "
           f"td.jacfwd in one process {t_local:.2f} s, equal: {equal}")  # fmt: skip

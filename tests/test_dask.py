@@ -233,6 +233,19 @@ def test_grad_sum_matches_the_single_process_gradient_and_workers_compile_once(
     assert max(new) <= 1 and sum(new) >= 1, (before, after)
 
 
+def test_grad_sum_costs_dask_one_task_per_block_and_a_tree_of_sums() -> None:
+    _, data = dataset(640, 10)  # 64 blocks
+    value, grads = tdd.value_and_grad_sum(loss, PARAMS, data)
+    graph = {}
+    for leaf in tree_leaves((value, grads)):
+        graph.update(leaf.__dask_graph__())
+    data_keys = {key for array in data for key in array.__dask_graph__()}
+    ours = len(graph.keys() - data_keys)
+    # 64 block tasks, 8 + 1 sums of 8, 3 leaves taken out (a task and a
+    # from_delayed chunk each), and the function and two parameters as nodes.
+    assert ours == 64 + 9 + 3 * 2 + 3, ours
+
+
 def test_jacobian_in_both_modes_and_hessian_match_td(client: Client) -> None:
     a = RNG.standard_normal((9, 5))
     f = lambda v: tnp.tanh(a @ v) * 2.0

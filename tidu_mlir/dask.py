@@ -18,6 +18,7 @@ Everything returns dask arrays (pytrees of them), lazily: run them with
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -147,21 +148,17 @@ def _blockwise(fn: Callable[..., Any], args: tuple[Any, ...], batch_axis: int
     return results, exported, chunks
 
 
-def _joined_leaf(results: Sequence[Any], exported: Sequence[Exported], j: int, axis: int,
-                 stack: bool = False) -> Any:  # fmt: skip
+def _joined_leaf(results: Sequence[Any], exported: Sequence[Exported], j: int, axis: int
+                 ) -> Any:  # fmt: skip
     """Result leaf `j` of every block (`results`: delayed lists of leaves) as
-    one dask array: the blocks joined along `axis`, or with `stack` each
-    given a new first axis of length 1 and joined along it. One getitem task
-    per block, no intermediate arrays."""
+    one dask array, the blocks joined along `axis`. One getitem task per
+    block, no intermediate arrays."""
     shapes = [e.out_specs[j][0] for e in exported]
     dtype = np.dtype(exported[0].out_specs[j][1])
-    if stack:
-        shapes, axis = [(1, *shape) for shape in shapes], 0
     axis %= max(len(shapes[0]), 1)
-    name = f"tidu-block-leaf-{tokenize(*results, j, stack)}"
-    select = _stacked_item if stack else operator.getitem
+    name = f"tidu-block-leaf-{tokenize(*results, j)}"
     layer: dict[Any, Any] = {
-        (name, *[b if a == axis else 0 for a in range(len(shape))]): (select, r.key, j)
+        (name, *[b if a == axis else 0 for a in range(len(shape))]): (operator.getitem, r.key, j)
         for b, (r, shape) in enumerate(zip(results, shapes, strict=True))
     }
     chunks = tuple(
@@ -171,11 +168,6 @@ def _joined_leaf(results: Sequence[Any], exported: Sequence[Exported], j: int, a
     graph = HighLevelGraph.from_collections(name, layer, dependencies=list(results))
     # Dask's annotation of Array.__new__ omits the graph, name and chunks it takes.
     return da.Array(graph, name, chunks, dtype=dtype)  # pyright: ignore[reportCallIssue]
-
-
-def _stacked_item(leaves: Sequence[Any], j: int) -> np.ndarray:
-    """Leaf `j` with a new first axis of length 1 (a block of a stacked array)."""
-    return np.asarray(leaves[j])[np.newaxis]
 
 
 def map_blocks(fn: Callable[..., Any], *args: Any, batch_axis: int = 0) -> Any:
@@ -195,14 +187,42 @@ def map_blocks(fn: Callable[..., Any], *args: Any, batch_axis: int = 0) -> Any:
 # --------------------------------------------------------------------------
 
 
+SPLIT_EVERY = 8
+"""How many partial results one task of `value_and_grad_sum`'s tree reduction adds."""
+
+
+def _added_leaves(*partials: Sequence[Any]) -> list[Any]:
+    """On a worker: the leaf-by-leaf sum of lists of result leaves."""
+    return [functools.reduce(np.add, leaves) for leaves in zip(*partials, strict=True)]
+
+
+def _scaled_leaf(leaves: Sequence[Any], j: int, scale: float) -> np.ndarray:
+    """Leaf `j` times `scale` (1.0: as it is)."""
+    leaf = np.asarray(leaves[j])
+    return leaf * scale if scale != 1.0 else leaf
+
+
+def _tree_sum(partials: list[Any]) -> Any:
+    """The leaf-by-leaf sum of the delayed lists `partials`, by a tree of
+    delayed sums of `SPLIT_EVERY` each: one task per block, a few more."""
+    while len(partials) > 1:
+        partials = [
+            delayed(_added_leaves, pure=True)(*partials[i : i + SPLIT_EVERY])
+            for i in range(0, len(partials), SPLIT_EVERY)
+        ]
+    return partials[0]
+
+
 def value_and_grad_sum(loss: Callable[[Any, Any], Any], params: Any, data: Any,
                        mean: bool = False) -> tuple[da.Array, Any]:  # fmt: skip
     """`sum_i loss(params, example_i)` and its gradient w.r.t. `params`, over
     the examples of `data` (a dask array or a pytree of them sharing their
     first axis; `loss` takes one example with that structure: a row of each).
-    Each block computes one batched value and gradient on a worker; the blocks
-    are summed by a tree reduction. With `mean`, divided by the example count.
-    Returns (a 0-d dask array, a pytree like `params` of dask arrays)."""
+    Each block computes one batched value and gradient on a worker; the
+    blocks' lists of leaves are summed by a tree reduction on the workers
+    (a block costs Dask one task: no per-leaf task until the total). With
+    `mean`, divided by the example count. Returns (a 0-d dask array, a pytree
+    like `params` of dask arrays)."""
 
     def block_value_and_grad(p: Any, block: Any) -> Any:
         total = lambda q: tnp.sum(td.vmap(loss, in_axes=(None, 0))(q, block))  # noqa: E731
@@ -210,9 +230,10 @@ def value_and_grad_sum(loss: Callable[[Any, Any], Any], params: Any, data: Any,
 
     results, exported, chunks = _blockwise(block_value_and_grad, (params, data), 0)
     scale = 1.0 / sum(chunks) if mean else 1.0
+    total = _tree_sum(results)
     sums = [
-        _joined_leaf(results, exported, j, 0, stack=True).sum(axis=0) * scale
-        for j in range(len(exported[0].out_specs))
+        da.from_delayed(delayed(_scaled_leaf, pure=True)(total, j, scale), shape, np.dtype(dtype))
+        for j, (shape, dtype) in enumerate(exported[0].out_specs)
     ]
     value, grads = tree_unflatten(exported[0].out_tree, sums)
     return value, grads
