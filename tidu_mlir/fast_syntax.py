@@ -27,7 +27,7 @@ for every op).
 * plain pieces of the prim syntaxes in one match each: integer lists
   (`[1, 0]`, `[0:2:1, 1:3:1]`, `, low = [1], high = [0]`, through
   `parse_optional_plain_integers`), `: T -> U` of known types
-  (`parse_optional_plain_arrow`), dense splats (`dense<1.25> : T`) and
+  (`parse_optional_plain_signature`), dense splats (`dense<1.25> : T`) and
   attribute dictionaries of integers and strings (`{tag = 5 : i64}`);
   anything else in them (comments, hexadecimal, out-of-range integers,
   other types or attributes) goes token by token, so errors are xDSL's;
@@ -74,6 +74,8 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
+    FloatAttr,
+    FloatData,
     IndexType,
     IntAttr,
     IntegerAttr,
@@ -84,6 +86,7 @@ from xdsl.dialects.builtin import (
     Signedness,
     StringAttr,
     TensorType,
+    f64,
 )
 from xdsl.ir import (
     Attribute,
@@ -156,12 +159,23 @@ _COMPACT_TYPE = re.compile(r"[a-z][a-z0-9]*<[a-z0-9?]*(?:<[a-z0-9]+>)?>", re.ASC
 nested `<...>`), whose value depends on its text only (no aliases, no
 dialect types): cached when the parser ended it where this match ends."""
 
-_BLANK = re.compile(r"\s*", re.ASCII)
+_BLANK = re.compile(r"(?:\s|//[^\n]*)*", re.ASCII)
+"""What the lexer skips: blanks and comments."""
 
 _ARROW = re.compile(
     rf":[ \t]*({_COMPACT_TYPE.pattern})[ \t]*->[ \t]*({_COMPACT_TYPE.pattern})", re.ASCII
 )
 """`: T -> U` of two compact types on one line."""
+
+
+_TYPE_LIST = rf"({_COMPACT_TYPE.pattern}(?:[ \t]*,[ \t]*{_COMPACT_TYPE.pattern})*)"
+_SIGNATURE = re.compile(rf":[ \t]*{_TYPE_LIST}[ \t]*->[ \t]*({_COMPACT_TYPE.pattern})", re.ASCII)
+"""`: T1, ..., Tn -> U` of compact types on one line: the inputs, the result."""
+
+_PARENTHESIZED_SIGNATURE = re.compile(
+    rf":[ \t]*\([ \t]*{_TYPE_LIST}[ \t]*\)[ \t]*->[ \t]*({_COMPACT_TYPE.pattern})", re.ASCII
+)
+"""`: (T1, ..., Tn) -> U` of compact types on one line: the inputs, the result."""
 
 _INTEGER = re.compile(r"-?[0-9]+", re.ASCII)
 
@@ -191,6 +205,14 @@ _PLAIN_DENSE_SPLAT = re.compile(
 )
 """`dense<1.25> : `, a decimal number as the one value of a dense literal
 (the type follows)."""
+
+_PLAIN_ARITH_CONSTANT = re.compile(
+    r"[ \t]+(?:(-?[0-9]{1,19})[ \t]*:[ \t]*(index|i8|i16|i32|i64)"
+    r"|(-?[0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?)[ \t]*:[ \t]*f64)(?![a-zA-Z0-9_$.<])",
+    re.ASCII,
+)
+"""The operands of `arith.constant` in its plain forms: `5 : index`, an
+integer of i8 to i64 or index, or `1.5 : f64`, a decimal f64."""
 
 _ATTR_ENTRY = (
     r"([a-zA-Z_][a-zA-Z0-9_$.]*)[ \t]*=[ \t]*"
@@ -242,6 +264,13 @@ def _form_may_be_learnt(line: str) -> bool:
 
 
 @functools.cache
+@functools.cache
+def _operands_before(keyword: str) -> re.Pattern[str]:
+    """`%a, %b, keyword`: one or more operands, the names in group 1."""
+    names = rf"((?:{_SSA_NAME}[ \t]*,[ \t]*)+)"
+    return re.compile(rf"[ \t]*{names}{re.escape(keyword)}(?![a-zA-Z0-9_$.])", re.ASCII)
+
+
 def _operands_colon(count: int) -> re.Pattern[str]:
     """`%a, %b :` for `count` operands, each name a group (blanks: spaces, tabs)."""
     names = [f"({_SSA_NAME})"] * count
@@ -598,7 +627,30 @@ class FastParser(Parser):
             return self._parse_plain(op_type, op_type.PLAIN_OPERANDS, head)
         if issubclass(op_type, PlainArrowOp) and _builds_plainly(op_type):
             return self._parse_plain_arrow(op_type, head)
+        if op_type.name == "arith.constant":  # (xDSL's arith loads when a module uses it)
+            return self._parse_plain_constant(op_type, head)
         return None
+
+    def _parse_plain_constant(
+        self, op_type: type[Operation], head: re.Match[str]
+    ) -> Operation | None:
+        """The `arith.constant` `head` starts, if its value is in a plain form
+        (`_PLAIN_ARITH_CONSTANT`; an integer the type holds as a signed number)
+        (None, nothing consumed, otherwise)."""
+        match = _PLAIN_ARITH_CONSTANT.match(self._text, head.end())
+        if match is None:
+            return None
+        if match[3] is not None:
+            value_type: TypeAttribute = f64
+            value: Attribute = unverified_attribute(FloatAttr, FloatData(float(match[3])), f64)
+        else:
+            value_type, number = _ELEMENT_TYPES[match[2]], int(match[1])
+            width = 64 if match[2] == "index" else int(match[2][1:])
+            if not _fits_signed(number, width):
+                return None
+            value = unverified_attribute(IntegerAttr, IntAttr(number), value_type)
+        self._resume_from(match.end())
+        return build_operation(op_type, [], [value_type], {"value": value}, {})
 
     def _parse_plain_arrow(self, op_type: type[Operation], head: re.Match[str]) -> Operation | None:
         """The `PlainArrowOp` `head` starts (`%name = dialect.op`), if `%x : T -> U`
@@ -690,11 +742,14 @@ class FastParser(Parser):
 
     def _split_line(self, start: int) -> _Line | None:
         """The line from `start`: its `%name = ` head, the rest split into its
-        texts and SSA names (alternating), and its end (None: the last line
-        of the input, without a newline)."""
+        texts and SSA names (alternating), and its end, a trailing comment left
+        out (None: the last line of the input, without a newline)."""
         end = self._text.find("\n", start)
         if end < 0:
             return None
+        comment = self._text.find("//", start, end)
+        if comment >= 0 and '"' not in self._text[start:comment]:  # (not in a string)
+            end = start + len(self._text[start:comment].rstrip())
         head = _LINE_HEAD.match(self._text, start, end)
         return head, _SSA_NAMES.split(self._text[start if head is None else head.end() : end]), end
 
@@ -779,17 +834,37 @@ class FastParser(Parser):
         self._resume_from(match.end())
         return lists
 
-    def parse_optional_plain_arrow(self) -> tuple[TypeAttribute, TypeAttribute] | None:
-        """`: T -> U` in one match when both types were parsed before from the
-        same texts (None, nothing consumed, otherwise)."""
-        match = _ARROW.match(self._text, self.pos)
+    def parse_optional_plain_signature(
+        self, count: int | None, parenthesized: bool
+    ) -> tuple[list[TypeAttribute], TypeAttribute] | None:
+        """`: (T1, ..., Tn) -> U` (not `parenthesized`: `: T1, ..., Tn -> U`) of
+        `count` inputs (None: any number) in one match when every type is known
+        (`_known_type`) (None, nothing consumed, otherwise)."""
+        pattern = _PARENTHESIZED_SIGNATURE if parenthesized else _SIGNATURE
+        match = pattern.match(self._text, self.pos)
         if match is None:
             return None
-        operand, result = self._known_type(match[1]), self._known_type(match[2])
-        if operand is None or result is None:
+        texts = [t.group() for t in _COMPACT_TYPE.finditer(self._text, *match.span(1))]
+        if count is not None and len(texts) != count:
+            return None
+        types = [self._known_type(text) for text in (*texts, match[2])]
+        if None in types:
             return None
         self._resume_from(match.end())
-        return operand, result
+        known = cast(list[TypeAttribute], types)
+        return known[:-1], known[-1]
+
+    def parse_optional_plain_operands_before(self, keyword: str) -> list[UnresolvedOperand] | None:
+        """`%a, %b, ..., keyword`, the operands and the keyword consumed in one
+        match (None, nothing consumed, when not in that plain form)."""
+        match = _operands_before(keyword).match(self._text, self.pos)
+        if match is None:
+            return None
+        source = self.lexer.input
+        names = _SSA_NAMES.finditer(self._text, match.start(1), match.end(1))
+        operands = [UnresolvedOperand(Span(*name.span(), source), 0) for name in names]
+        self._resume_from(match.end())
+        return operands
 
     def _known_type(self, text: str) -> TypeAttribute | None:
         """The type of the compact type text `text`: parsed before, or a plain

@@ -160,6 +160,57 @@ def error_after_distinct_attribute_dictionaries() -> LargeInput:
     )
 
 
+def error_after_distinct_comments() -> LargeInput:
+    """1 MB of `prim.compare`, each line with a comment of its own."""
+    return _error_after(
+        "error after comments",
+        "tensor<4xf64> -> tensor<4xf64>",
+        lambda i: f"prim.compare lt, %x, %x : tensor<4xf64> // line {i}",
+    )
+
+
+def error_after_distinct_index_constants() -> LargeInput:
+    """1 MB of `arith.constant` (an xDSL op), each of another value."""
+    return _error_after(
+        "error after arith constants",
+        "tensor<4xf64> -> tensor<4xf64>",
+        lambda i: f"arith.constant {i} : index",
+    )
+
+
+def error_after_gathers_to_distinct_shapes() -> LargeInput:
+    """1 MB of `prim.gather` (operands before a keyword, a signature of two
+    inputs), each to another shape."""
+    return _error_after(
+        "error after gathers",
+        "tensor<4xf64> -> tensor<4xf64>",
+        lambda i: (
+            f"prim.gather %x, %x, axis = {i} : tensor<4xf64>, tensor<4xf64> -> tensor<{i}xf64>"
+        ),
+    )
+
+
+def error_after_concatenations_to_distinct_shapes() -> LargeInput:
+    """1 MB of `prim.concatenate` (a parenthesized signature), each to another shape."""
+    return _error_after(
+        "error after concatenations",
+        "tensor<4xf64> -> tensor<4xf64>",
+        lambda i: (
+            f"prim.concatenate %x, %x, dimension = 0"
+            f" : (tensor<4xf64>, tensor<4xf64>) -> tensor<{i}xf64>"
+        ),
+    )
+
+
+def error_after_distinct_iotas() -> LargeInput:
+    """1 MB of `prim.iota`, each along another dimension."""
+    return _error_after(
+        "error after iotas",
+        "tensor<4xf64> -> tensor<4xf64>",
+        lambda i: f"prim.iota dimension = {i} : tensor<2x3xi32>",
+    )
+
+
 def long_integer() -> LargeInput:
     """A dimension of a million digits."""
     text = f"func.func @f(%a: tensor<{'7' * MEGABYTE}xf64>) {{\n  func.return\n}}\n"
@@ -176,6 +227,8 @@ GENERATORS: list[Callable[[], LargeInput]] = [
     use_before_definition, error_after_ops_with_attributes, error_after_distinct_lines,
     error_after_distinct_constants, error_after_pads_to_distinct_shapes,
     error_after_broadcasts_to_distinct_shapes, error_after_reshapes_to_distinct_shapes,
-    error_after_distinct_attribute_dictionaries,
+    error_after_distinct_attribute_dictionaries, error_after_distinct_comments,
+    error_after_distinct_index_constants, error_after_gathers_to_distinct_shapes,
+    error_after_concatenations_to_distinct_shapes, error_after_distinct_iotas,
     long_integer, garbage_line,
 ]  # fmt: skip

@@ -22,7 +22,9 @@ from .large_inputs import (
     LargeInput,
     deep_brackets,
     error_after_distinct_attribute_dictionaries,
+    error_after_distinct_comments,
     error_after_distinct_constants,
+    error_after_gathers_to_distinct_shapes,
     error_after_ops_with_attributes,
     error_after_pads_to_distinct_shapes,
     error_at_the_end,
@@ -51,6 +53,8 @@ ARGS = {"tidu-opt": [], "tidu-run": ["--entry", "@f", "--backend", "interp"]}
         ("tidu-opt", error_after_distinct_constants),
         ("tidu-run", error_after_pads_to_distinct_shapes),
         ("tidu-opt", error_after_distinct_attribute_dictionaries),
+        ("tidu-run", error_after_distinct_comments),
+        ("tidu-opt", error_after_gathers_to_distinct_shapes),
     ],
     ids=lambda value: value if isinstance(value, str) else value.__name__,
 )

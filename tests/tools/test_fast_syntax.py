@@ -19,7 +19,7 @@ import pytest
 from fuzz.corpus import lit_files  # pyright: ignore[reportMissingImports]
 from fuzz.mutators import mutate_text  # pyright: ignore[reportMissingImports]
 from xdsl.context import Context
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr, TensorType
 from xdsl.ir import Operation
 from xdsl.parser import Parser
@@ -158,6 +158,21 @@ def test_a_line_alike_is_not_parsed_by_its_op(
     assert calls["parse"] == 1
 
 
+def test_lines_differing_in_their_comments_are_alike(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A trailing comment is not part of a line's form (names in it aside):
+    1,000 lines commented each in its own way are read by one `parse`, to the
+    module xDSL reads."""
+    line = "prim.transpose %x, permutation = [1, 0] : tensor<2x3xf64> -> tensor<3x2xf64>"
+    body = "".join(f"  %v{i} = {line} // line {i}, not %x\n" for i in range(1000))
+    text = f"func.func @f(%x: tensor<2x3xf64>) {{\n{body}  func.return\n}}\n"
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+    calls = _counting(monkeypatch, prim.TransposeOp, "parse", lambda parser: "parse")
+    FastParser(ctx, text).parse_module()
+    assert calls["parse"] == 1
+
+
 def test_a_parser_learns_a_bounded_number_of_forms(
     ctx: Context, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -178,7 +193,7 @@ LINES_NOT_ALIKE = {
         '%a = prim.neg %x {s = "\\22"} : T',
         '%b = prim.neg %x {s = "\\22"} : T',
     ),
-    "comments": ("%a = prim.neg %x : T // %x", "%b = prim.neg %x : T // %y"),
+    "a string holding //": ('%a = prim.neg %x {s = "//"} : T', '%b = prim.neg %x {s = "//"} : T'),
     "locations": ('%a = prim.neg %x : T loc("a":1:2)', '%b = prim.neg %x : T loc("a":1:2)'),
     "another operand type": ("%a = prim.neg %x : T", "%b = prim.neg %y : T"),
     "forward use": ("%a = prim.neg %x : T", "%b = prim.neg %c : T"),
@@ -512,6 +527,139 @@ def test_dense_splats_read_as_xdsl_reads_them(ctx: Context, splat: str) -> None:
     assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
 
 
+SIGNATURES = {
+    "gather": "prim.gather %x, %i, axis = 0 : tensor<4xf64>, tensor<2xi64> -> tensor<2xf64>",
+    "gather, blanks": "prim.gather %x ,%i,axis=0:tensor<4xf64>,tensor<2xi64>->tensor<2xf64>",
+    "gather, a type never seen": (
+        "prim.gather %x, %i, axis = 0 : tensor<4xf64>, tensor<7x2xi64> -> tensor<7x2xf64>"
+    ),
+    "gather, a wrong operand type": (
+        "prim.gather %x, %i, axis = 0 : tensor<5xf64>, tensor<2xi64> -> tensor<2xf64>"
+    ),
+    "gather, a type alias": "prim.gather %x, %i, axis = 0 : !t, tensor<2xi64> -> tensor<2xf64>",
+    "gather, three types": (
+        "prim.gather %x, %i, axis = 0 : tensor<4xf64>, tensor<2xi64>, tensor<2xi64>"
+        " -> tensor<2xf64>"
+    ),
+    "gather, a line break": (
+        "prim.gather %x, %i, axis = 0 : tensor<4xf64>,\n tensor<2xi64> -> tensor<2xf64>"
+    ),
+    "gather, a tuple operand": (
+        "prim.gather %x#0, %i, axis = 0 : tensor<4xf64>, tensor<2xi64> -> tensor<2xf64>"
+    ),
+    "gather, no comma": "prim.gather %x %i, axis = 0 : tensor<4xf64>, tensor<2xi64> -> tensor<2xf64>",
+    "gather, an attribute dictionary": (
+        "prim.gather %x, %i, axis = 0 {tag} : tensor<4xf64>, tensor<2xi64> -> tensor<2xf64>"
+    ),
+    "concatenate": (
+        "prim.concatenate %x, %x, %x, dimension = 0"
+        " : (tensor<4xf64>, tensor<4xf64>, tensor<4xf64>) -> tensor<12xf64>"
+    ),
+    "concatenate, one type too few": (
+        "prim.concatenate %x, %x, %x, dimension = 0 : (tensor<4xf64>, tensor<4xf64>) -> tensor<12xf64>"
+    ),
+    "concatenate, no parentheses": (
+        "prim.concatenate %x, %x, dimension = 0 : tensor<4xf64>, tensor<4xf64> -> tensor<8xf64>"
+    ),
+    "concatenate, a keyword as a name": (
+        "prim.concatenate %dimension, %x, dimension = 0"
+        " : (tensor<4xf64>, tensor<4xf64>) -> tensor<8xf64>"
+    ),
+    "concatenate, a longer keyword": (
+        "prim.concatenate %x, %x, dimensions = 0 : (tensor<4xf64>, tensor<4xf64>) -> tensor<8xf64>"
+    ),
+    "dot_general": (
+        "prim.dot_general %x, %x, batch = [] x [], contract = [0] x [0]"
+        " : (tensor<4xf64>, tensor<4xf64>) -> tensor<f64>"
+    ),
+}
+"""Ops with a type signature and operands before a keyword, read in one match
+(`parse_optional_plain_signature`, `parse_optional_plain_operands_before`) or
+token by token, valid or not (`%x`: tensor<4xf64>, `%i`: tensor<2xi64>)."""
+
+
+@pytest.mark.parametrize("line", SIGNATURES.values(), ids=SIGNATURES.keys())
+def test_signatures_read_as_xdsl_reads_them(ctx: Context, line: str) -> None:
+    text = (
+        "func.func @f(%x: tensor<4xf64>, %i: tensor<2xi64>, %dimension: tensor<4xf64>) {\n"
+        f"  %r = {line}\n  func.return\n}}\n"
+    )
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
+def _types_and_punctuation_counted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> tuple[Counter[str], Counter[str]]:
+    """Calls of xDSL's type parser and of the punctuation parser, from now on."""
+    types = _counting(monkeypatch, AttrParser, "parse_optional_type", lambda *_: "calls")
+    punctuation = _counting(monkeypatch, FastParser, "parse_punctuation", lambda *_, **__: "calls")
+    return types, punctuation
+
+
+def test_signatures_of_new_shapes_are_read_in_one_match(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1,000 gathers and 1,000 concatenations, each to a shape of its own (not
+    verified here): no type parsed by xDSL, one punctuation token per line
+    (the `=`)."""
+    types, punctuation = _types_and_punctuation_counted(monkeypatch)
+    body = "".join(
+        f"  %g{i} = prim.gather %x, %i, axis = 0 : tensor<4xf64>, tensor<1xi64>"
+        f" -> tensor<{i + 1}xf64>\n"
+        f"  %c{i} = prim.concatenate %x, %x, dimension = 0"
+        f" : (tensor<4xf64>, tensor<4xf64>) -> tensor<{i + 8}xf64>\n"
+        for i in range(1000)
+    )
+    text = f"func.func @f(%x: tensor<4xf64>, %i: tensor<1xi64>) {{\n{body}  func.return\n}}\n"
+    FastParser(ctx, text).parse_module()
+    assert types["calls"] == 0
+    assert punctuation["calls"] < 2000 + 10, punctuation
+
+
+ARITH_CONSTANTS = {
+    "index": "5 : index",
+    "the least i64": "-9223372036854775808 : index",
+    "beyond i64": "9223372036854775808 : index",
+    "i8": "127 : i8",
+    "beyond a signed i8": "200 : i8",
+    "i1": "1 : i1",
+    "i33": "7 : i33",
+    "20 digits": "12345678901234567890 : i64",
+    "f64": "1.5 : f64",
+    "an exponent": "-2.5e-3 : f64",
+    "beyond float64": "1.0e400 : f64",
+    "an integer for f64": "7 : f64",
+    "f32": "1.5 : f32",
+    "hexadecimal": "0x10 : i32",
+    "blanks": "  3:i32",
+    "a location": "3 : i32 loc(unknown)",
+    "an attribute dictionary": "{tag} 3 : i32",
+    "a type with a suffix": "3 : index2",
+    "no type": "3",
+}
+"""Values of an `arith.constant` line: read in one match
+(`FastParser._parse_plain_constant`) or by the op's syntax, valid or not."""
+
+
+@pytest.mark.parametrize("value", ARITH_CONSTANTS.values(), ids=ARITH_CONSTANTS.keys())
+def test_arith_constants_read_as_xdsl_reads_them(ctx: Context, value: str) -> None:
+    text = f"func.func @f() {{\n  %c = arith.constant {value}\n  func.return\n}}\n"
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
+def test_plain_arith_constants_are_read_in_one_match(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """2,000 constants of distinct values: no call to the op's syntax."""
+    calls = _counting(monkeypatch, arith.ConstantOp, "parse", lambda parser: "parse")
+    body = "".join(
+        f"  %i{i} = arith.constant {i} : index\n  %f{i} = arith.constant {i}.25 : f64\n"
+        for i in range(1000)
+    )
+    FastParser(ctx, f"func.func @f() {{\n{body}  func.return\n}}\n").parse_module()
+    assert calls["parse"] == 0
+
+
 TENSOR_TYPES = {
     "plain": "tensor<3x4xf64>",
     "a scalar": "tensor<i32>",
@@ -608,12 +756,11 @@ def test_lines_no_two_alike_are_read_without_xdsls_attribute_and_type_parsers(
     """1,000 lines each of constants of distinct values, pads and reshapes to
     distinct shapes and transposes with distinct attribute dictionaries parse
     no type, dense literal, attribute entry or punctuation token by token."""
-    types = _counting(monkeypatch, AttrParser, "parse_optional_type", lambda *_: "calls")
+    types, punctuation = _types_and_punctuation_counted(monkeypatch)
     dense = _counting(
         monkeypatch, AttrParser, "parse_dense_int_or_fp_elements_attr", lambda *_: "calls"
     )
     entries = _counting(monkeypatch, AttrParser, "_parse_attribute_entry", lambda *_: "calls")
-    punctuation = _counting(monkeypatch, FastParser, "parse_punctuation", lambda *_, **__: "calls")
     body = "".join(
         f"  %c{i} = prim.constant dense<{i}.5> : tensor<f64>\n"
         f"  %p{i} = prim.pad %x, low = [{i}], high = [0], interior = [0]"

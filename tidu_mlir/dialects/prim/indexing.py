@@ -36,13 +36,12 @@ from typing import Any, TypeAlias
 
 import numpy as np
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, IntegerType, TensorType, i1, i64
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, var_operand_def
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from tidu_mlir.diagnostics import parse_int64
 from tidu_mlir.dialects.prim.base import (
     AddOp,
     NotLinear,
@@ -69,7 +68,10 @@ from tidu_mlir.dialects.prim.syntax import (
     RoleSpec,
     array_values,
     i64_array,
+    parse_int64_attr,
     parse_keyword_list,
+    parse_operands_until,
+    parse_types_after_colon,
     print_attr_dict,
     print_int_list,
     resolve,
@@ -133,26 +135,6 @@ def _print_types(printer: Printer, op: Operation) -> None:
     printer.print_list([v.type for v in op.operands], printer.print_attribute)
     printer.print_string(" -> ")
     printer.print_attribute(op.results[0].type)
-
-
-def _parse_types(parser: Parser) -> tuple[list[Attribute], Attribute]:
-    """Parse `: T1, T2, ... -> U`."""
-    parser.parse_punctuation(":")
-    inputs: list[Attribute] = list(
-        parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
-    )
-    parser.parse_punctuation("->")
-    return inputs, parser.parse_type()
-
-
-def _parse_operands_until(parser: Parser, keyword: str) -> list[UnresolvedOperand]:
-    """Parse `%a, %b, ..., keyword` (consuming the keyword)."""
-    operands = [parser.parse_unresolved_operand()]
-    parser.parse_punctuation(",")
-    while parser.parse_optional_keyword(keyword) is None:
-        operands.append(parser.parse_unresolved_operand())
-        parser.parse_punctuation(",")
-    return operands
 
 
 def _parse_starts(parser: Parser) -> list[UnresolvedOperand]:
@@ -358,13 +340,13 @@ class IotaOp(NotLinear):
     def parse(cls, parser: Parser) -> IotaOp:
         parser.parse_keyword("dimension")
         parser.parse_punctuation("=")
-        dimension = parse_int64(parser, "dimension")
+        dimension = parse_int64_attr(parser, "dimension")
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         result_type = parser.parse_type()
         return cls.create(
             result_types=[result_type],
-            properties={"dimension": IntegerAttr(dimension, i64)},
+            properties={"dimension": dimension},
             attributes=attributes,
         )
 
@@ -417,15 +399,15 @@ class AxisIndexedOp(PrimOp):
 
     @classmethod
     def parse(cls, parser: Parser) -> AxisIndexedOp:
-        operands = _parse_operands_until(parser, "axis")
+        operands = parse_operands_until(parser, "axis")
         parser.parse_punctuation("=")
-        axis = parse_int64(parser, "axis")
+        axis = parse_int64_attr(parser, "axis")
         attributes = parser.parse_optional_attr_dict()
-        inputs, output = _parse_types(parser)
+        inputs, output = parse_types_after_colon(parser)
         return cls.create(
             operands=resolve(parser, operands, inputs),
             result_types=[output],
-            properties={"axis": IntegerAttr(axis, i64)},
+            properties={"axis": axis},
             attributes=attributes,
         )
 
@@ -813,7 +795,7 @@ class DynamicSliceOp(PrimOp):
         parser.parse_punctuation(",")
         sizes = parse_keyword_list(parser, "sizes")
         attributes = parser.parse_optional_attr_dict()
-        inputs, output = _parse_types(parser)
+        inputs, output = parse_types_after_colon(parser)
         return cls.create(
             operands=resolve(parser, [operand, *starts], inputs),
             result_types=[output],
@@ -928,7 +910,7 @@ class DynamicUpdateSliceOp(PrimOp):
         update = parser.parse_unresolved_operand()
         starts = _parse_starts(parser)
         attributes = parser.parse_optional_attr_dict()
-        inputs, output = _parse_types(parser)
+        inputs, output = parse_types_after_colon(parser)
         return cls.create(
             operands=resolve(parser, [operand, update, *starts], inputs),
             result_types=[output],

@@ -40,10 +40,10 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from tidu_mlir.diagnostics import parse_int64
 from tidu_mlir.dialects.prim.base import NotLinear, PrimOp, UnaryLinear, Values, emit_value
 from tidu_mlir.dialects.prim.syntax import (
     RoleSpec,
+    parse_int64_attr,
     parse_types_arrow,
     print_attr_dict,
     print_types_arrow,
@@ -162,7 +162,7 @@ class AxisOp(PrimOp, abc.ABC):
         parser.parse_punctuation(",")
         parser.parse_keyword("axis")
         parser.parse_punctuation("=")
-        properties: dict[str, Attribute] = {"axis": IntegerAttr(parse_int64(parser, "axis"), i64)}
+        properties: dict[str, Attribute] = {"axis": parse_int64_attr(parser, "axis")}
         while parser.parse_optional_punctuation(",") is not None:
             flag = parser.parse_identifier(f" (one of: {', '.join(cls.FLAGS) or 'none'})")
             if flag not in cls.FLAGS or flag in properties:

@@ -54,6 +54,8 @@ from tidu_mlir.dialects.prim.syntax import (
     RoleSpec,
     array_values,
     i64_array,
+    parse_int64_attr,
+    parse_operands_until,
     parse_types_arrow,
     print_attr_dict,
     print_types_arrow,
@@ -405,19 +407,15 @@ class ConcatenateOp(PrimOp):
 
     @classmethod
     def parse(cls, parser: Parser) -> ConcatenateOp:
-        operands = [parser.parse_unresolved_operand()]
-        parser.parse_punctuation(",")
-        while parser.parse_optional_keyword("dimension") is None:
-            operands.append(parser.parse_unresolved_operand())
-            parser.parse_punctuation(",")
+        operands = parse_operands_until(parser, "dimension")
         parser.parse_punctuation("=")
-        dimension = parse_int64(parser, "dimension")
+        dimension = parse_int64_attr(parser, "dimension")
         attributes = parser.parse_optional_attr_dict()
         inputs, output = parse_types_arrow(parser, len(operands))
         return cls.create(
             operands=resolve(parser, operands, inputs),
             result_types=[output],
-            properties={"dimension": IntegerAttr(dimension, i64)},
+            properties={"dimension": dimension},
             attributes=attributes,
         )
 

@@ -10,7 +10,7 @@ import struct
 from collections.abc import Sequence
 from typing import TypeAlias, cast
 
-from xdsl.dialects.builtin import BytesAttr, DenseArrayBase, IntegerType, i64
+from xdsl.dialects.builtin import BytesAttr, DenseArrayBase, IntAttr, IntegerAttr, IntegerType, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
@@ -82,6 +82,41 @@ def parse_int_list(parser: Parser, what: str = "entry") -> list[int]:
     )
 
 
+def parse_types_after_colon(parser: Parser) -> tuple[list[Attribute], Attribute]:
+    """Parse `: T1, T2, ... -> U` (no parentheses)."""
+    if isinstance(parser, FastParser) and (
+        types := parser.parse_optional_plain_signature(None, parenthesized=False)
+    ):
+        return list(types[0]), types[1]
+    parser.parse_punctuation(":")
+    inputs: list[Attribute] = list(
+        parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+    )
+    parser.parse_punctuation("->")
+    return inputs, parser.parse_type()
+
+
+def parse_operands_until(parser: Parser, keyword: str) -> list[UnresolvedOperand]:
+    """Parse `%a, %b, ..., keyword` (consuming the keyword)."""
+    if isinstance(parser, FastParser) and (
+        operands := parser.parse_optional_plain_operands_before(keyword)
+    ):
+        return operands
+    operands = [parser.parse_unresolved_operand()]
+    parser.parse_punctuation(",")
+    while parser.parse_optional_keyword(keyword) is None:
+        operands.append(parser.parse_unresolved_operand())
+        parser.parse_punctuation(",")
+    return operands
+
+
+def parse_int64_attr(parser: Parser, what: str) -> IntegerAttr:
+    """An integer literal that fits in int64 (`parse_int64`) as an i64
+    attribute (an axis, a dimension), built without the verifying constructor
+    (the range is checked)."""
+    return unverified_attribute(IntegerAttr, IntAttr(parse_int64(parser, what)), i64)
+
+
 def parse_keyword_list(parser: Parser, keyword: str) -> list[int]:
     """Parse `keyword = [i, j, ...]`."""
     parser.parse_keyword(keyword)
@@ -136,12 +171,10 @@ def print_types_arrow(printer: Printer, inputs: Sequence[Attribute], output: Att
 
 def parse_types_arrow(parser: Parser, count: int) -> tuple[list[Attribute], Attribute]:
     """Parse `: T -> U` (count == 1) or `: (T1, ..., Tn) -> U`."""
-    if (
-        count == 1
-        and isinstance(parser, FastParser)
-        and (types := parser.parse_optional_plain_arrow()) is not None
+    if isinstance(parser, FastParser) and (
+        types := parser.parse_optional_plain_signature(count, parenthesized=count > 1)
     ):
-        return [types[0]], types[1]
+        return list(types[0]), types[1]
     parser.parse_punctuation(":")
     if count == 1 and parser.parse_optional_punctuation("(") is None:
         inputs: list[Attribute] = [parser.parse_type()]

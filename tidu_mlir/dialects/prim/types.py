@@ -8,6 +8,7 @@ differentiated, and each op's verifier names the kinds it accepts.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import TypeAlias
 
@@ -74,8 +75,10 @@ def real_element_type(t: Attribute) -> Attribute:
     return element.element_type if isinstance(element, ComplexType) else element
 
 
+@functools.lru_cache(maxsize=1024)
 def with_element_type(t: TensorType, element: Attribute) -> TensorType:
-    """`t` with its element type replaced."""
+    """`t` with its element type replaced (made once per pair: every comparison
+    a parser reads asks for its i1 type)."""
     return TensorType(element, t.get_shape())
 
 
