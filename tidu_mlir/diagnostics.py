@@ -51,7 +51,7 @@ from xdsl.traits import NoTerminator, OpTrait
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Input, Position, Span
 
-from tidu_mlir.fast_syntax import I64_MAX, I64_MIN, FastParser, file_line_col
+from tidu_mlir.fast_syntax import I64_MAX, I64_MIN, FastParser, file_line_col, int_attr
 
 """The largest dimension, element count, array entry or pass id (MLIR stores them as int64)."""
 
@@ -170,7 +170,7 @@ class LocatingParser(FastParser):
         if not isinstance(op.location, FileLineColLoc):
             line, column = self._line_and_column(start)
             op.location = file_line_col(
-                self._file, IntAttr(line + self._line_offset), self._column(column)
+                self._file, int_attr(line + self._line_offset), self._column(column)
             )
         return op
 

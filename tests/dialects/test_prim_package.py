@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from xdsl.dialects.builtin import ComplexType, DenseArrayBase, TensorType, f64, i1, i64
 from xdsl.ir import Block, Operation, SSAValue
+from xdsl.irdl import OptionalDef
 from xdsl.traits import Pure
 
 from tidu_mlir.dialects import prim
@@ -63,6 +64,16 @@ def test_op_class_is_complete(op_class: type[PrimOp]) -> None:
     assert isinstance(inspect.getattr_static(op_class, "reference"), staticmethod)
     assert _defined_in(op_class, "reference") is op_class
     assert op_class.has_trait(Pure) and op_class.get_trait(RecomputeCost) is not None
+
+
+@pytest.mark.parametrize("op_class", prim.PRIM_OPS, ids=lambda c: c.name)
+def test_op_class_has_no_default_valued_properties(op_class: type[PrimOp]) -> None:
+    """The ops' `parse` build them with `fast_syntax.build_operation`, which,
+    unlike `create`, fills in no default property or attribute: none may have one."""
+    definition = op_class.get_irdl_definition()
+    for name, field in [*definition.properties.items(), *definition.attributes.items()]:
+        default = None if isinstance(field, OptionalDef) else field.default_value
+        assert default is None, f"{op_class.name}: {name} defaults to {default}"
 
 
 def test_contractions_and_reductions_are_saved_not_recomputed() -> None:

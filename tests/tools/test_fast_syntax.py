@@ -572,6 +572,25 @@ SIGNATURES = {
         "prim.dot_general %x, %x, batch = [] x [], contract = [0] x [0]"
         " : (tensor<4xf64>, tensor<4xf64>) -> tensor<f64>"
     ),
+    "dot_general, no blanks": (
+        "prim.dot_general %x,%x,batch=[]x[],contract=[0]x[0]:(tensor<4xf64>,tensor<4xf64>)->tensor<f64>"
+    ),
+    "dot_general, lists of unequal lengths": (
+        "prim.dot_general %x, %x, batch = [0] x [], contract = [0] x [0]"
+        " : (tensor<4xf64>, tensor<4xf64>) -> tensor<f64>"
+    ),
+    "dot_general, an entry beyond int64": (
+        "prim.dot_general %x, %x, batch = [] x [], contract = [0] x [99999999999999999999]"
+        " : (tensor<4xf64>, tensor<4xf64>) -> tensor<f64>"
+    ),
+    "dot_general, the keywords swapped": (
+        "prim.dot_general %x, %x, contract = [0] x [0], batch = [] x []"
+        " : (tensor<4xf64>, tensor<4xf64>) -> tensor<f64>"
+    ),
+    "dot_general, y for x": (
+        "prim.dot_general %x, %x, batch = [] y [], contract = [0] x [0]"
+        " : (tensor<4xf64>, tensor<4xf64>) -> tensor<f64>"
+    ),
 }
 """Ops with a type signature and operands before a keyword, read in one match
 (`parse_optional_plain_signature`, `parse_optional_plain_operands_before`) or
@@ -614,6 +633,33 @@ def test_signatures_of_new_shapes_are_read_in_one_match(
     FastParser(ctx, text).parse_module()
     assert types["calls"] == 0
     assert punctuation["calls"] < 2000 + 10, punctuation
+
+
+ASSIGNMENTS = {
+    "iota": "prim.iota dimension = 1 : tensor<2x3xi32>",
+    "iota, no blanks": "prim.iota dimension=1: tensor<2x3xi32>",
+    "iota, leading zeros": "prim.iota dimension = 007 : tensor<2x3xi32>",
+    "iota, hexadecimal": "prim.iota dimension = 0x1 : tensor<2x3xi32>",
+    "iota, negative": "prim.iota dimension = -1 : tensor<2x3xi32>",
+    "iota, beyond int64": "prim.iota dimension = 99999999999999999999 : tensor<2x3xi32>",
+    "iota, a float": "prim.iota dimension = 1.5 : tensor<2x3xi32>",
+    "iota, a line break": "prim.iota dimension =\n 1 : tensor<2x3xi32>",
+    "iota, a longer keyword": "prim.iota dimensions = 1 : tensor<2x3xi32>",
+    "gather, axis": "prim.gather %x, %i, axis = 0 : tensor<4xf64>, tensor<2xi64> -> tensor<2xf64>",
+    "gather, an axis too large": (
+        "prim.gather %x, %i, axis = 9223372036854775808"
+        " : tensor<4xf64>, tensor<2xi64> -> tensor<2xf64>"
+    ),
+    "cumsum, axis": "prim.cumsum %x, axis = 0 : tensor<4xf64>",
+    "cumsum, an axis and a flag": "prim.cumsum %x, axis = 0, reverse : tensor<4xf64>",
+}
+"""Ops with an integer after `=`, read in one match (`parse_int64_assignment`)
+or token by token, valid or not (`%x`: tensor<4xf64>, `%i`: tensor<2xi64>)."""
+
+
+@pytest.mark.parametrize("line", ASSIGNMENTS.values(), ids=ASSIGNMENTS.keys())
+def test_assignments_read_as_xdsl_reads_them(ctx: Context, line: str) -> None:
+    test_signatures_read_as_xdsl_reads_them(ctx, line)
 
 
 ARITH_CONSTANTS = {

@@ -320,7 +320,7 @@ class ElementwiseBinaryOp(Elementwise, PlainOp, abc.ABC):
     @classmethod
     def parse(cls, parser: Parser) -> ElementwiseBinaryOp:
         operands, attributes, t = parse_same_type(parser, 2)
-        return cls.create(operands=operands, result_types=[t], attributes=attributes)
+        return build_operation(cls, operands, [t], {}, attributes)
 
 
 class ElementwiseUnaryOp(Elementwise, PlainOp, abc.ABC):
@@ -350,7 +350,7 @@ class ElementwiseUnaryOp(Elementwise, PlainOp, abc.ABC):
     @classmethod
     def parse(cls, parser: Parser) -> ElementwiseUnaryOp:
         operands, attributes, t = parse_same_type(parser, 1)
-        return cls.create(operands=operands, result_types=[t], attributes=attributes)
+        return build_operation(cls, operands, [t], {}, attributes)
 
 
 class TypeChangingUnaryOp(PrimOp, PlainArrowOp, abc.ABC):

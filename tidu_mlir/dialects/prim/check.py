@@ -42,6 +42,7 @@ from tidu_mlir.dialects.prim.types import (
     shape_of,
     tensor_type_of,
 )
+from tidu_mlir.fast_syntax import build_operation
 from tidu_mlir.interfaces import BatchContext, RuleContext
 
 OK_TYPE = TensorType(i1, [])
@@ -153,11 +154,12 @@ class CheckOp(PrimOp):
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         t = parser.parse_type()
-        return cls.create(
-            operands=resolve(parser, [ok, x], [OK_TYPE, t]),
-            result_types=[t],
-            properties={"message": StringAttr(message)},
-            attributes=attributes,
+        return build_operation(
+            cls,
+            resolve(parser, [ok, x], [OK_TYPE, t]),
+            [t],
+            {"message": StringAttr(message)},
+            attributes,
         )
 
 

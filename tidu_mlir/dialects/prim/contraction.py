@@ -37,8 +37,7 @@ from tidu_mlir.dialects.prim.syntax import (
     RoleSpec,
     array_values,
     i64_array,
-    parse_int_list,
-    parse_keyword_list,
+    parse_keyword_list_pairs,
     parse_types_arrow,
     print_attr_dict,
     print_int_list,
@@ -54,6 +53,7 @@ from tidu_mlir.dialects.prim.types import (
     shape_of,
     tensor_type_of,
 )
+from tidu_mlir.fast_syntax import build_operation
 from tidu_mlir.interfaces import BatchContext, OneHot, RecomputeCost, RuleContext, active_mask_of
 
 DOT_PROPS: tuple[str, ...] = ("lhs_batch", "rhs_batch", "lhs_contract", "rhs_contract")
@@ -270,22 +270,15 @@ class DotGeneralOp(PrimOp):
         lhs = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
         rhs = parser.parse_unresolved_operand()
-        lists: list[list[int]] = []
-        for keyword in ("batch", "contract"):
-            parser.parse_punctuation(",")
-            lists.append(parse_keyword_list(parser, keyword))
-            parser.parse_keyword("x")
-            lists.append(parse_int_list(parser, f"'{keyword}' entry"))
-        lb, rb, lc, rc = lists
+        lb, rb, lc, rc = parse_keyword_list_pairs(parser, ("batch", "contract"))
         attributes = parser.parse_optional_attr_dict()
         inputs, output = parse_types_arrow(parser, 2)
-        return cls.create(
-            operands=resolve(parser, [lhs, rhs], inputs),
-            result_types=[output],
-            properties={
-                name: i64_array(v) for name, v in zip(DOT_PROPS, (lb, rb, lc, rc), strict=True)
-            },
-            attributes=attributes,
+        return build_operation(
+            cls,
+            resolve(parser, [lhs, rhs], inputs),
+            [output],
+            {name: i64_array(v) for name, v in zip(DOT_PROPS, (lb, rb, lc, rc), strict=True)},
+            attributes,
         )
 
 

@@ -495,10 +495,8 @@ class SelectOp(Elementwise):
         pred_type = parser.parse_type()
         parser.parse_punctuation(",")
         t = parser.parse_type()
-        return cls.create(
-            operands=resolve(parser, operands, [pred_type, t, t]),
-            result_types=[t],
-            attributes=attributes,
+        return build_operation(
+            cls, resolve(parser, operands, [pred_type, t, t]), [t], {}, attributes
         )
 
 

@@ -71,6 +71,7 @@ from tidu_mlir.dialects.prim.types import (
     tensor_type_of,
     with_element_type,
 )
+from tidu_mlir.fast_syntax import build_operation
 from tidu_mlir.interfaces import RuleContext
 
 # --------------------------------------------------------------------------
@@ -341,11 +342,12 @@ class PowOp(NotLinear, Elementwise):
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         t = parser.parse_type()
-        return cls.create(
-            operands=resolve(parser, [operand], [t]),
-            result_types=[t],
-            properties={"exponent": FloatAttr(exponent, f64)},
-            attributes=attributes,
+        return build_operation(
+            cls,
+            resolve(parser, [operand], [t]),
+            [t],
+            {"exponent": FloatAttr(exponent, f64)},
+            attributes,
         )
 
 
@@ -549,11 +551,8 @@ class CompareOp(NotLinear, Elementwise):
         parser.parse_punctuation(",")
         operands, attributes, t = parse_same_type(parser, 2)
         result_type = with_element_type(t, i1) if isinstance(t, TensorType) else t
-        return cls.create(
-            operands=operands,
-            result_types=[result_type],
-            properties={"direction": StringAttr(direction)},
-            attributes=attributes,
+        return build_operation(
+            cls, operands, [result_type], {"direction": StringAttr(direction)}, attributes
         )
 
 

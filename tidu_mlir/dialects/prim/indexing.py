@@ -68,7 +68,7 @@ from tidu_mlir.dialects.prim.syntax import (
     RoleSpec,
     array_values,
     i64_array,
-    parse_int64_attr,
+    parse_int64_assignment,
     parse_keyword_list,
     parse_operands_until,
     parse_types_after_colon,
@@ -89,6 +89,7 @@ from tidu_mlir.dialects.prim.types import (
     tensor_dtype,
     tensor_type_of,
 )
+from tidu_mlir.fast_syntax import build_operation
 from tidu_mlir.interfaces import BatchContext, RuleContext, active_mask_of
 
 AnyContext: TypeAlias = RuleContext | BatchContext
@@ -338,17 +339,11 @@ class IotaOp(NotLinear):
 
     @classmethod
     def parse(cls, parser: Parser) -> IotaOp:
-        parser.parse_keyword("dimension")
-        parser.parse_punctuation("=")
-        dimension = parse_int64_attr(parser, "dimension")
+        dimension = parse_int64_assignment(parser, "dimension", "dimension")
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         result_type = parser.parse_type()
-        return cls.create(
-            result_types=[result_type],
-            properties={"dimension": dimension},
-            attributes=attributes,
-        )
+        return build_operation(cls, [], [result_type], {"dimension": dimension}, attributes)
 
 
 # --------------------------------------------------------------------------
@@ -400,15 +395,11 @@ class AxisIndexedOp(PrimOp):
     @classmethod
     def parse(cls, parser: Parser) -> AxisIndexedOp:
         operands = parse_operands_until(parser, "axis")
-        parser.parse_punctuation("=")
-        axis = parse_int64_attr(parser, "axis")
+        axis = parse_int64_assignment(parser, None, "axis")
         attributes = parser.parse_optional_attr_dict()
         inputs, output = parse_types_after_colon(parser)
-        return cls.create(
-            operands=resolve(parser, operands, inputs),
-            result_types=[output],
-            properties={"axis": axis},
-            attributes=attributes,
+        return build_operation(
+            cls, resolve(parser, operands, inputs), [output], {"axis": axis}, attributes
         )
 
 
@@ -796,11 +787,12 @@ class DynamicSliceOp(PrimOp):
         sizes = parse_keyword_list(parser, "sizes")
         attributes = parser.parse_optional_attr_dict()
         inputs, output = parse_types_after_colon(parser)
-        return cls.create(
-            operands=resolve(parser, [operand, *starts], inputs),
-            result_types=[output],
-            properties={"sizes": i64_array(sizes)},
-            attributes=attributes,
+        return build_operation(
+            cls,
+            resolve(parser, [operand, *starts], inputs),
+            [output],
+            {"sizes": i64_array(sizes)},
+            attributes,
         )
 
 
@@ -911,10 +903,8 @@ class DynamicUpdateSliceOp(PrimOp):
         starts = _parse_starts(parser)
         attributes = parser.parse_optional_attr_dict()
         inputs, output = parse_types_after_colon(parser)
-        return cls.create(
-            operands=resolve(parser, [operand, update, *starts], inputs),
-            result_types=[output],
-            attributes=attributes,
+        return build_operation(
+            cls, resolve(parser, [operand, update, *starts], inputs), [output], {}, attributes
         )
 
 

@@ -93,6 +93,7 @@ from tidu_mlir.dialects.prim.types import (
     tensor_dtype,
     tensor_type_of,
 )
+from tidu_mlir.fast_syntax import build_operation
 from tidu_mlir.interfaces import BatchContext, RecomputeCost, RuleContext
 
 
@@ -269,11 +270,12 @@ class MatrixUnaryOp(PrimOp):
         if not isinstance(typ, TensorType):
             parser.raise_error(f"{cls.name} expects a tensor type, got {typ}")
         flags = {name: name in properties for name in cls.FLAGS}
-        return cls.create(
-            operands=resolve(parser, [operand], [typ]),
-            result_types=cls.result_types_for(typ, flags),
-            properties=properties,
-            attributes=attributes,
+        return build_operation(
+            cls,
+            resolve(parser, [operand], [typ]),
+            cls.result_types_for(typ, flags),
+            properties,
+            attributes,
         )
 
     @classmethod
@@ -506,11 +508,8 @@ class TriangularSolveOp(PrimOp):
         properties = parse_flags(parser, cls.name, _SOLVE_FLAGS)
         attributes = parser.parse_optional_attr_dict()
         inputs, output = parse_types_arrow(parser, 2)
-        return cls.create(
-            operands=resolve(parser, [a, b], inputs),
-            result_types=[output],
-            properties=properties,
-            attributes=attributes,
+        return build_operation(
+            cls, resolve(parser, [a, b], inputs), [output], properties, attributes
         )
 
 

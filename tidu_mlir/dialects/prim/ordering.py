@@ -43,7 +43,7 @@ from xdsl.utils.exceptions import VerifyException
 from tidu_mlir.dialects.prim.base import NotLinear, PrimOp, UnaryLinear, Values, emit_value
 from tidu_mlir.dialects.prim.syntax import (
     RoleSpec,
-    parse_int64_attr,
+    parse_int64_assignment,
     parse_types_arrow,
     print_attr_dict,
     print_types_arrow,
@@ -61,6 +61,7 @@ from tidu_mlir.dialects.prim.types import (
     shape_of,
     tensor_type_of,
 )
+from tidu_mlir.fast_syntax import build_operation
 from tidu_mlir.interfaces import BatchContext, RecomputeCost, RuleContext
 
 
@@ -160,9 +161,7 @@ class AxisOp(PrimOp, abc.ABC):
     def parse(cls, parser: Parser) -> AxisOp:
         operand = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
-        parser.parse_keyword("axis")
-        parser.parse_punctuation("=")
-        properties: dict[str, Attribute] = {"axis": parse_int64_attr(parser, "axis")}
+        properties: dict[str, Attribute] = {"axis": parse_int64_assignment(parser, "axis", "axis")}
         while parser.parse_optional_punctuation(",") is not None:
             flag = parser.parse_identifier(f" (one of: {', '.join(cls.FLAGS) or 'none'})")
             if flag not in cls.FLAGS or flag in properties:
@@ -175,11 +174,8 @@ class AxisOp(PrimOp, abc.ABC):
             output = inputs[0]
         else:
             inputs, output = parse_types_arrow(parser, 1)
-        return cls.create(
-            operands=resolve(parser, [operand], inputs),
-            result_types=[output],
-            properties=properties,
-            attributes=attributes,
+        return build_operation(
+            cls, resolve(parser, [operand], inputs), [output], properties, attributes
         )
 
 

@@ -54,7 +54,7 @@ from tidu_mlir.dialects.prim.syntax import (
     RoleSpec,
     array_values,
     i64_array,
-    parse_int64_attr,
+    parse_int64_assignment,
     parse_operands_until,
     parse_types_arrow,
     print_attr_dict,
@@ -70,7 +70,7 @@ from tidu_mlir.dialects.prim.types import (
     shape_of,
     tensor_type_of,
 )
-from tidu_mlir.fast_syntax import FastParser
+from tidu_mlir.fast_syntax import FastParser, build_operation
 from tidu_mlir.interfaces import BatchContext, OneHot, RuleContext, active_mask_of
 
 # --------------------------------------------------------------------------
@@ -177,14 +177,15 @@ class SliceOp(UnaryLinear, PrimOp):
         triples = _parse_slice_triples(parser)
         attributes = parser.parse_optional_attr_dict()
         inputs, output = parse_types_arrow(parser, 1)
-        return cls.create(
-            operands=resolve(parser, [operand], inputs),
-            result_types=[output],
-            properties={
+        return build_operation(
+            cls,
+            resolve(parser, [operand], inputs),
+            [output],
+            {
                 name: i64_array([t[k] for t in triples])
                 for k, name in enumerate(("start", "limit", "stride"))
             },
-            attributes=attributes,
+            attributes,
         )
 
 
@@ -408,15 +409,11 @@ class ConcatenateOp(PrimOp):
     @classmethod
     def parse(cls, parser: Parser) -> ConcatenateOp:
         operands = parse_operands_until(parser, "dimension")
-        parser.parse_punctuation("=")
-        dimension = parse_int64_attr(parser, "dimension")
+        dimension = parse_int64_assignment(parser, None, "dimension")
         attributes = parser.parse_optional_attr_dict()
         inputs, output = parse_types_arrow(parser, len(operands))
-        return cls.create(
-            operands=resolve(parser, operands, inputs),
-            result_types=[output],
-            properties={"dimension": dimension},
-            attributes=attributes,
+        return build_operation(
+            cls, resolve(parser, operands, inputs), [output], {"dimension": dimension}, attributes
         )
 
 

@@ -10,14 +10,21 @@ import struct
 from collections.abc import Sequence
 from typing import TypeAlias, cast
 
-from xdsl.dialects.builtin import BytesAttr, DenseArrayBase, IntAttr, IntegerAttr, IntegerType, i64
+from xdsl.dialects.builtin import BytesAttr, DenseArrayBase, IntegerAttr, IntegerType, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 
 from tidu_mlir.diagnostics import parse_int64
 from tidu_mlir.dialects import cg
-from tidu_mlir.fast_syntax import I64_MAX, I64_MIN, FastParser, unverified_attribute
+from tidu_mlir.fast_syntax import (
+    I64_MAX,
+    I64_MIN,
+    FastParser,
+    int_attr,
+    unverified_attribute,
+    unverified_data,
+)
 
 RoleSpec: TypeAlias = cg.LinearizedRoleAttr | Sequence[bool] | None
 
@@ -42,7 +49,7 @@ def i64_array(values: Sequence[int]) -> DenseArrayBase:
 def _i64_array(values: tuple[int, ...]) -> DenseArrayBase:
     if all(I64_MIN <= v <= I64_MAX for v in values):
         # Packed here: `from_list` normalizes each value first (~3x the time).
-        data = BytesAttr(struct.pack(f"<{len(values)}q", *values))
+        data = unverified_data(BytesAttr, struct.pack(f"<{len(values)}q", *values))
         return unverified_attribute(DenseArrayBase, i64, data)
     return DenseArrayBase.from_list(i64, values)
 
@@ -110,11 +117,25 @@ def parse_operands_until(parser: Parser, keyword: str) -> list[UnresolvedOperand
     return operands
 
 
-def parse_int64_attr(parser: Parser, what: str) -> IntegerAttr:
-    """An integer literal that fits in int64 (`parse_int64`) as an i64
-    attribute (an axis, a dimension), built without the verifying constructor
-    (the range is checked)."""
-    return unverified_attribute(IntegerAttr, IntAttr(parse_int64(parser, what)), i64)
+@functools.cache
+def _assignment(keyword: str | None) -> re.Pattern[str]:
+    """`keyword = 5` (`= 5` if no keyword), the integer a group."""
+    head = "" if keyword is None else rf"{re.escape(keyword)}[ \t]*"
+    return re.compile(rf"{head}=[ \t]*(-?[0-9]+)(?![0-9a-zA-Z_$.])", re.ASCII)
+
+
+def parse_int64_assignment(parser: Parser, keyword: str | None, what: str) -> IntegerAttr:
+    """Parse `keyword = 5` (`= 5` after a keyword read already: `keyword`
+    None) as an i64 attribute, built without the verifying constructor once
+    `parse_int64` checked its range (an axis, a dimension)."""
+    if isinstance(parser, FastParser) and (
+        found := parser.parse_optional_plain_integers(_assignment(keyword))
+    ):
+        return unverified_attribute(IntegerAttr, int_attr(found[0][0]), i64)
+    if keyword is not None:
+        parser.parse_keyword(keyword)
+    parser.parse_punctuation("=")
+    return unverified_attribute(IntegerAttr, int_attr(parse_int64(parser, what)), i64)
 
 
 def parse_keyword_list(parser: Parser, keyword: str) -> list[int]:
@@ -133,6 +154,34 @@ def _plain_keyword_lists(keywords: tuple[str, ...]) -> re.Pattern[str]:
         for keyword in keywords
     )
     return re.compile("".join(lists).removeprefix(r"\s*"), re.ASCII)
+
+
+@functools.cache
+def _plain_keyword_list_pairs(keywords: tuple[str, ...]) -> re.Pattern[str]:
+    """`, k1 = [i, ...] x [j, ...], k2 = ...` of plain integer lists (read in
+    one match, a group per list)."""
+    pairs = (
+        rf"\s*,\s*{re.escape(keyword)}(?![a-zA-Z0-9_$.])\s*=\s*({_PLAIN_INT_LIST.pattern})"
+        rf"\s*x\s*({_PLAIN_INT_LIST.pattern})"
+        for keyword in keywords
+    )
+    return re.compile("".join(pairs).removeprefix(r"\s*"), re.ASCII)
+
+
+def parse_keyword_list_pairs(parser: Parser, keywords: tuple[str, ...]) -> list[list[int]]:
+    """Parse `, k1 = [i, ...] x [j, ...], k2 = ...`, the `keywords` in order:
+    two lists per keyword."""
+    if isinstance(parser, FastParser) and (
+        lists := parser.parse_optional_plain_integers(_plain_keyword_list_pairs(keywords))
+    ):
+        return lists
+    lists = []
+    for keyword in keywords:
+        parser.parse_punctuation(",")
+        lists.append(parse_keyword_list(parser, keyword))
+        parser.parse_keyword("x")
+        lists.append(parse_int_list(parser, f"'{keyword}' entry"))
+    return lists
 
 
 def parse_keyword_lists(parser: Parser, keywords: tuple[str, ...]) -> list[list[int]]:
