@@ -181,10 +181,15 @@ class LocatingParser(FastParser):
         return attribute
 
     def _line_and_column(self, pos: int) -> tuple[int, int]:
-        # Ops start in increasing positions, so counting the newlines since the
-        # previous op keeps this linear (`Span.get_location` counts from the top).
-        last_pos, last_line = self._last_line if self._last_line[0] <= pos else (0, 1)
-        line = last_line + self._text.count("\n", last_pos, pos)
+        # Counting the newlines between this op and the one located before
+        # keeps this linear (`Span.get_location` counts from the top): ops are
+        # located in the order they end, so an op with regions, located after
+        # the ops of its body, starts a little before the previous one.
+        last_pos, last_line = self._last_line
+        if last_pos <= pos:
+            line = last_line + self._text.count("\n", last_pos, pos)
+        else:
+            line = last_line - self._text.count("\n", pos, last_pos)
         self._last_line = (pos, line)
         return line, pos - self._text.rfind("\n", 0, pos)
 

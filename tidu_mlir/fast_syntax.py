@@ -242,8 +242,8 @@ _SINGLE_RESULT_OP = re.compile(
 in a custom syntax."""
 
 
-_LINE_HEAD = re.compile(rf"({_SSA_NAME})[ \t]*=[ \t]*", re.ASCII)
-"""`%name = `, the head of a line defining one value."""
+_LINE_HEAD = re.compile(rf"((?:{_SSA_NAME}[ \t]*,[ \t]*)*{_SSA_NAME})[ \t]*=[ \t]*", re.ASCII)
+"""`%a, %b = `, the head of a line naming the results of its op (one name each)."""
 
 _SSA_NAMES = re.compile(f"({_SSA_NAME})", re.ASCII)
 """Splits a line into its text between SSA names and the names."""
@@ -252,6 +252,15 @@ _COMMENT_OR_LOCATION = re.compile(r"//|\bloc\b", re.ASCII)
 
 MAX_LINE_FORMS = 4096
 """The most line forms a parser keeps (inputs of ever new forms learn no more)."""
+
+
+def _dictionary_is_attributes(op: Operation, dictionary: str) -> bool:
+    """Whether the plain attribute dictionary `dictionary` of the line `op`
+    was read from is its attribute dictionary and nothing else, so that lines
+    of its form with other dictionaries are `op` with other attributes: `prim`
+    ops (whose syntaxes read `{...}` only as that) whose attributes are its
+    entries."""
+    return op.dialect_name() == "prim" and op.attributes == _plain_attr_entries(dictionary)
 
 
 def _form_may_be_learnt(line: str) -> bool:
@@ -335,9 +344,14 @@ def build_operation(
     return op
 
 
-_Line: TypeAlias = tuple[re.Match[str] | None, list[str], int]
+_Line: TypeAlias = tuple[re.Match[str] | None, list[str], int, str | None]
 """A line as `FastParser._split_line` splits it: its `%name = ` head (if
-any), the rest's texts and SSA names alternating, and its end."""
+any), the rest's texts and SSA names alternating (a plain attribute
+dictionary in them replaced by `_DICTIONARY_HOLE`), its end, and the text of
+that dictionary (None: it has none)."""
+
+_DICTIONARY_HOLE = "{}"
+"""What stands for a plain attribute dictionary in the texts of a line."""
 
 
 @dataclass(frozen=True)
@@ -353,9 +367,15 @@ class _LineForm:
     properties: dict[str, Attribute]
     attributes: dict[str, Attribute]
 
-    def build(self, operands: Sequence[SSAValue]) -> Operation:
+    def build(
+        self, operands: Sequence[SSAValue], attributes: Mapping[str, Attribute] | None = None
+    ) -> Operation:
+        """The op of this form with `operands` and `attributes` (None: the
+        form's, for a line without an attribute dictionary)."""
+        if attributes is None:
+            attributes = self.attributes
         return build_operation(
-            self.op_type, operands, self.result_types, self.properties, self.attributes
+            self.op_type, operands, self.result_types, self.properties, attributes
         )
 
 
@@ -467,6 +487,25 @@ def _integer_splat_data(element: IntegerType, number: str, count: int) -> bytes 
     if not _fits_signed(value, width):
         return None
     return element.pack([value] * count)
+
+
+def _plain_attr_entries(text: str) -> dict[str, Attribute] | None:
+    """The entries of the plain attribute dictionary `text` (`_PLAIN_ATTR_DICT`)
+    as xDSL reads them (None: a repeated name, or an integer its type does not
+    hold, which xDSL reports)."""
+    entries: dict[str, Attribute] = {}
+    for name, value, width, string in _PLAIN_ATTR_ENTRY.findall(text):
+        if name in entries:
+            return None
+        if not value:
+            entries[name] = unverified_data(StringAttr, string)
+            continue
+        if not _fits_signed(number := int(value), int(width)):
+            return None
+        entries[name] = unverified_attribute(
+            IntegerAttr, int_attr(number), _ELEMENT_TYPES[f"i{width}"]
+        )
+    return entries
 
 
 def _fits_signed(value: int, width: int) -> bool:
@@ -585,18 +624,8 @@ class FastParser(Parser):
         without escapes (None, nothing consumed, otherwise or on a repeated
         name: the token-by-token path decides, errors included)."""
         match = _PLAIN_ATTR_DICT.match(self._text, self.pos)
-        if match is None:
+        if match is None or (entries := _plain_attr_entries(match[0])) is None:
             return None
-        entries: dict[str, Attribute] = {}
-        for name, value, width, string in _PLAIN_ATTR_ENTRY.findall(match[0]):
-            if name in entries:
-                return None
-            if not value:
-                entries[name] = StringAttr(string)
-                continue
-            if not _fits_signed(number := int(value), int(width)):
-                return None
-            entries[name] = IntegerAttr(number, IntegerType(int(width)))
         self._resume_from(match.end())
         return entries
 
@@ -727,15 +756,20 @@ class FastParser(Parser):
         """The op on `line` if a line of its form (`key`, `_LineForm`) was read
         before and its names are defined with the types of that form (None,
         nothing consumed, otherwise)."""
-        head, parts, end = line
+        head, parts, end, dictionary = line
         form = self._line_forms.get(key)
         if form is None or (operands := self._values_of(parts[1::2], form)) is None:
             return None
-        op = self._located(form.build(operands), start)
+        attributes = None
+        if dictionary is not None and (attributes := _plain_attr_entries(dictionary)) is None:
+            return None
+        op = self._located(form.build(operands, attributes), start)
         self._resume_from(end)
         if head is not None:
-            result = Span(*head.span(1), self.lexer.input)
-            self._register_ssa_definition(head[1][1:], op.results, result)
+            names = _SSA_NAMES.finditer(self._text, *head.span(1))
+            for name, result in zip(names, op.results, strict=True):
+                span = Span(*name.span(), self.lexer.input)
+                self._register_ssa_definition(name[0][1:], [result], span)
         return op
 
     def _learn_line_form(
@@ -748,8 +782,10 @@ class FastParser(Parser):
         named by its head)."""
         if len(self._line_forms) >= MAX_LINE_FORMS or op.regions or op.successors:
             return
-        _, parts, end = line
+        _, parts, end, dictionary = line
         if not self._ends_at(end) or not _form_may_be_learnt(self._text[start:end]):
+            return
+        if dictionary is not None and not _dictionary_is_attributes(op, dictionary):
             return
         named = [self.ssa_values.get(name[1:]) for name in parts[1::2]]
         if [values[0] if values else None for values in named] != list(op.operands):
@@ -773,13 +809,23 @@ class FastParser(Parser):
         if comment >= 0 and '"' not in self._text[start:comment]:  # (not in a string)
             end = start + len(self._text[start:comment].rstrip())
         head = _LINE_HEAD.match(self._text, start, end)
-        return head, _SSA_NAMES.split(self._text[start if head is None else head.end() : end]), end
+        body = self._text[start if head is None else head.end() : end]
+        dictionary = _PLAIN_ATTR_DICT.search(body) if "{" in body else None
+        if dictionary is not None:
+            body = body[: dictionary.start()] + _DICTIONARY_HOLE + body[dictionary.end() :]
+        return head, _SSA_NAMES.split(body), end, dictionary and dictionary[0]
 
     def _line_key(self, line: _Line) -> tuple[object, ...]:
-        """What identifies the form of a line: its texts between names, whether
-        it defines a value, and the dialects that name its op."""
-        head, parts, _ = line
-        return (tuple(self._parser_state.dialect_stack), head is not None, *parts[::2])
+        """What identifies the form of a line: its texts between names (its
+        attribute dictionary aside), how many values it names, whether it has
+        an attribute dictionary, and the dialects that name its op."""
+        head, parts, _, dictionary = line
+        return (
+            tuple(self._parser_state.dialect_stack),
+            0 if head is None else head[1].count("%"),
+            dictionary is not None,
+            *parts[::2],
+        )
 
     def _values_of(self, names: list[str], form: _LineForm) -> list[SSAValue] | None:
         """The values `names` were defined as, if they have the operand types of

@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import cast
+from typing import SupportsIndex, cast
 
 import pytest
 from fuzz.corpus import lit_files  # pyright: ignore[reportMissingImports]
@@ -173,6 +173,67 @@ def test_lines_differing_in_their_comments_are_alike(
     assert calls["parse"] == 1
 
 
+LINES_WITH_DICTIONARIES = {
+    "other entries": ("%a = prim.neg %x {t = 1 : i64} : T", '%b = prim.neg %x {u = "s"} : T'),
+    "a repeated name": (
+        "%a = prim.neg %x {t = 1 : i64} : T",
+        "%b = prim.neg %x {t = 1 : i64, t = 2 : i64} : T",
+    ),
+    "beyond i8": ("%a = prim.neg %x {t = 1 : i8} : T", "%b = prim.neg %x {t = 300 : i8} : T"),
+    "a dictionary in a string": (
+        '%a = prim.neg %x {t = 1 : i64, s = "{u = 1 : i64}"} : T',
+        '%b = prim.neg %x {t = 2 : i64, s = "{u = 1 : i64}"} : T',
+    ),
+    "none, then one": ("%a = prim.neg %x : T", "%b = prim.neg %x {t = 1 : i64} : T"),
+    "results named in one line": (
+        "%a, %b, %c = prim.lu %m {t = 1 : i64} : tensor<3x3xf64>",
+        "%d, %e, %f = prim.lu %m {t = 2 : i64} : tensor<3x3xf64>",
+    ),
+    "a result named twice": (
+        "%a, %b, %c = prim.lu %m {t = 1 : i64} : tensor<3x3xf64>",
+        "%d, %d, %f = prim.lu %m {t = 2 : i64} : tensor<3x3xf64>",
+    ),
+    "too few names": (
+        "%a, %b, %c = prim.lu %m {t = 1 : i64} : tensor<3x3xf64>",
+        "%d, %e = prim.lu %m {t = 2 : i64} : tensor<3x3xf64>",
+    ),
+    "an xDSL op": (
+        "%a = arith.addf %s, %s {t = 1 : i64} : f64",
+        "%b = arith.addf %s, %s {t = 2 : i64} : f64",
+    ),
+}
+"""Pairs of lines whose second may be read from the form of the first, its
+attribute dictionary aside (`T` stands for `tensor<4xf64>`)."""
+
+
+@pytest.mark.parametrize(
+    "pair", LINES_WITH_DICTIONARIES.values(), ids=LINES_WITH_DICTIONARIES.keys()
+)
+def test_lines_with_their_own_dictionaries_read_as_xdsl_reads_them(
+    ctx: Context, pair: tuple[str, str]
+) -> None:
+    body = "\n".join(f"  {line}".replace(": T", ": tensor<4xf64>") for line in pair)
+    header = "func.func @f(%x: tensor<4xf64>, %m: tensor<3x3xf64>, %s: f64) {"
+    text = f"{header}\n{body}\n  func.return\n}}\n"
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
+def test_lines_differing_in_their_dictionaries_and_results_are_alike(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1,000 lines of a three-result op, each with its own names and
+    attribute dictionary, are read by one `parse`, to the module xDSL reads."""
+    body = "".join(
+        f'  %l{i}, %u{i}, %p{i} = prim.lu %m {{tag = {i} : i64, s = "{i}"}} : tensor<3x3xf64>\n'
+        for i in range(1000)
+    )
+    text = f"func.func @f(%m: tensor<3x3xf64>) {{\n{body}  func.return\n}}\n"
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+    calls = _counting(monkeypatch, prim.LuOp, "parse", lambda parser: "parse")
+    FastParser(ctx, text).parse_module()
+    assert calls["parse"] == 1
+
+
 def test_a_parser_learns_a_bounded_number_of_forms(
     ctx: Context, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -276,6 +337,49 @@ def test_fast_printer_prints_what_xdsl_prints(ctx: Context) -> None:
 def test_unverified_location_equals_the_verified_one() -> None:
     parameters = (StringAttr("in.mlir"), IntAttr(12), IntAttr(3))
     assert file_line_col(*parameters) == FileLineColLoc(*parameters)
+
+
+class _CountingText(str):
+    """A text that adds up the lengths its `count` calls scan."""
+
+    scanned = 0
+
+    def count(self, sub: str, start: SupportsIndex | None = None,
+              end: SupportsIndex | None = None) -> int:  # fmt: skip
+        first = 0 if start is None else int(start)
+        _CountingText.scanned += (len(self) if end is None else int(end)) - first
+        return super().count(sub, start, end)
+
+
+@pytest.mark.parametrize("ops", [100, 1000])
+def test_ops_with_regions_are_located_in_linear_time(ctx: Context, ops: int) -> None:
+    """Each op's line is counted from the op located before it (an op with
+    a region is located after its body, before it in the text): the text
+    between them is scanned, not the text from the top. Lines as xDSL's
+    `Span.get_location` gives them."""
+    scan = (
+        "  %s{k} = prim.scan length 2 init(%x) xs(%y) consts()"
+        " : (tensor<3xf64>) (tensor<2x3xf64>) () -> (tensor<3xf64>) () {{\n"
+        "  ^bb0(%c{k}: tensor<3xf64>, %e{k}: tensor<3xf64>):\n"
+        "    %a{k} = prim.add %c{k}, %e{k} : tensor<3xf64>\n"
+        "    prim.yield %a{k} : tensor<3xf64>\n  }}\n"
+    )
+    body = "".join(scan.format(k=k) for k in range(ops))
+    text = f"func.func @f(%x: tensor<3xf64>, %y: tensor<2x3xf64>) {{\n{body}  func.return\n}}\n"
+    _CountingText.scanned = 0
+    module = LocatingParser(ctx, _CountingText(text), "in.mlir").parse_module()
+    assert _CountingText.scanned < 5 * len(text)
+    function = cast(func.FuncOp, module.body.block.first_op)
+    for op in list(function.body.block.ops)[-3:]:
+        location = cast(FileLineColLoc, op.location)
+        assert location.line.data == text.count("\n", 0, _op_start(text, op)) + 1
+
+
+def _op_start(text: str, op: Operation) -> int:
+    """Where the op named by its first result (or `func.return`) starts."""
+    if not op.results:
+        return text.rindex("func.return")
+    return text.index(f"%{op.results[0].name_hint} = ")
 
 
 def test_the_collector_runs_again_after_parsing(ctx: Context) -> None:
