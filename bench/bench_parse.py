@@ -2,7 +2,7 @@
 the 1 s target of the reliability issue (diagnostics for malformed inputs
 up to 1 MB within 1 s).
 
-    python bench/bench_parse.py [--repeat 3] [--only NAME]
+    python bench/bench_parse.py [--repeat 3] [--only NAME] [--every-op]
 
 The inputs are `tests/fuzz/large_inputs.py`'s: valid modules (22,000 ops in
 one function; one dense constant of 50,000 numbers) and malformed ones (an
@@ -52,7 +52,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from fuzz.large_inputs import GENERATORS, LargeInput  # noqa: E402  # pyright: ignore[reportMissingImports]
+from fuzz.large_inputs import (  # noqa: E402  # pyright: ignore[reportMissingImports]
+    GENERATORS,
+    LargeInput,
+    error_after_each_prim_op,
+)
 
 from tidu_mlir.tools import opt, run  # noqa: E402
 
@@ -108,11 +112,16 @@ def main() -> None:
         "--repeat", type=int, default=1, help="in-process runs per input (best kept)"
     )
     parser.add_argument("--only", default=None, help="only the inputs whose name contains this")
+    parser.add_argument(
+        "--every-op",
+        action="store_true",
+        help="instead: 1 MB of each prim op, each line with its own attribute dictionary",
+    )
     args = parser.parse_args()
     print(f"load average {' '.join(f'{load:.2f}' for load in os.getloadavg())}")
+    inputs = error_after_each_prim_op() if args.every_op else (g() for g in GENERATORS)
     with tempfile.TemporaryDirectory() as scratch:
-        for generator in GENERATORS:
-            large = generator()
+        for large in inputs:
             if args.only is None or args.only in large.name:
                 bench(large, Path(scratch), args.repeat)
 

@@ -8,8 +8,14 @@ diagnostic must point at (None for a valid input).
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerAttr, i64
+from xdsl.ir import Attribute, Block, Operation, Region
+from xdsl.printer import Printer
 
 MEGABYTE = 1 << 20
 
@@ -209,6 +215,56 @@ def error_after_distinct_iotas() -> LargeInput:
         "tensor<4xf64> -> tensor<4xf64>",
         lambda i: f"prim.iota dimension = {i} : tensor<2x3xi32>",
     )
+
+
+def error_after_each_prim_op(*names: str) -> list[LargeInput]:
+    """For each prim op (those `names`, if any), 1 MB of its sample
+    (`tests/dialects/test_prim_package.py`'s `CASES`) in copies each with an
+    attribute dictionary of its own (no two lines alike), then an undefined
+    value."""
+    cases = _prim_cases()
+    return [_error_after_copies(op) for op in cases if not names or op.name in names]
+
+
+def _prim_cases() -> dict[type[Operation], tuple[Callable[..., Operation], list[Attribute]]]:
+    """Each prim op's builder from operand values, and the operands' types."""
+    from dialects.test_prim_package import CASES, _type_of  # pyright: ignore[reportMissingImports]
+
+    return {op: (build, [_type_of(a) for a in arrays]) for op, (build, arrays, _) in CASES.items()}
+
+
+def _error_after_copies(op_class: type[Operation]) -> LargeInput:
+    build, types = _prim_cases()[op_class]
+    copies = max(1, 10 * MEGABYTE // len(_copies_text(build, types, 10)))
+    text = _copies_text(build, types, copies).replace(
+        "  func.return\n}", "  func.return %nope : tensor<f64>\n}"
+    )
+    return LargeInput(op_class.name, text, False, text[: text.index("%nope")].count("\n") + 1)
+
+
+def _copies_text(build: Callable[..., Operation], types: list[Attribute], copies: int) -> str:
+    """A function of `copies` ops `build` makes from its arguments (with the
+    new ops they use), the k-th with the attribute `tag = k`."""
+    block = Block(arg_types=types)
+    for k in range(copies):
+        op = build(*block.args)
+        op.attributes["tag"] = IntegerAttr(k, i64)
+        for new in _with_new_operands(op):
+            block.add_op(new)
+    block.add_op(func.ReturnOp())
+    output = io.StringIO()
+    Printer(stream=output).print_op(func.FuncOp("f", (types, []), Region(block)))
+    return output.getvalue()
+
+
+def _with_new_operands(op: Operation) -> list[Operation]:
+    """`op` after the ops not yet in a block that make its operands, in order."""
+    ops: list[Operation] = []
+    for operand in op.operands:
+        owner = operand.owner
+        if isinstance(owner, Operation) and owner.parent is None:
+            ops += [new for new in _with_new_operands(owner) if new not in ops]
+    return [*ops, op]
 
 
 def long_integer() -> LargeInput:

@@ -24,6 +24,7 @@ from .large_inputs import (
     error_after_distinct_attribute_dictionaries,
     error_after_distinct_comments,
     error_after_distinct_constants,
+    error_after_each_prim_op,
     error_after_gathers_to_distinct_shapes,
     error_after_ops_with_attributes,
     error_after_pads_to_distinct_shapes,
@@ -38,6 +39,16 @@ TOOL_DIR = Path(sys.executable).parent
 BOUND = 60.0
 """Seconds: a hang (exponential backtracking, a quadratic pass) fails, a busy machine does not."""
 ARGS = {"tidu-opt": [], "tidu-run": ["--entry", "@f", "--backend", "interp"]}
+
+
+def error_after_scans() -> LargeInput:
+    """Ops with a region, each line of their own (`error_after_each_prim_op`)."""
+    return error_after_each_prim_op("prim.scan")[0]
+
+
+def error_after_lus() -> LargeInput:
+    """Ops of three results, each line of their own."""
+    return error_after_each_prim_op("prim.lu")[0]
 
 
 @pytest.mark.parametrize(
@@ -55,6 +66,8 @@ ARGS = {"tidu-opt": [], "tidu-run": ["--entry", "@f", "--backend", "interp"]}
         ("tidu-opt", error_after_distinct_attribute_dictionaries),
         ("tidu-run", error_after_distinct_comments),
         ("tidu-opt", error_after_gathers_to_distinct_shapes),
+        ("tidu-run", error_after_scans),
+        ("tidu-opt", error_after_lus),
     ],
     ids=lambda value: value if isinstance(value, str) else value.__name__,
 )
