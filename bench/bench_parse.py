@@ -21,7 +21,10 @@ per tool:
   included (the best wall time of `--repeat` runs), which the verdict column
   compares with the 1 s target;
 
-and the outcome (exit code, first line of stderr). tidu-run is run with
+and the outcome (exit code, first line of stderr). With `--every-op`, the
+inputs are instead 1 MB of each prim op (the guard tests' sample of it),
+every line with an attribute dictionary of its own, then an undefined value.
+tidu-run is run with
 `--entry @f --backend interp` and no arguments: a valid input ends with its
 "takes 1 arguments" error once parsed and verified.
 
