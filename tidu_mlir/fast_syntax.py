@@ -350,6 +350,10 @@ any), the rest's texts and SSA names alternating (a plain attribute
 dictionary in them replaced by `_DICTIONARY_HOLE`), its end, and the text of
 that dictionary (None: it has none)."""
 
+_FOLLOWER = re.compile(r"(?:\s|//[^\n]*)*+([a-zA-Z_][a-zA-Z0-9_$.]*|->|\S?)", re.ASCII)
+"""What starts the token after a position: a bare identifier (a keyword may
+continue an op: `loc`, `else`), `->`, or its first character ("" at the end)."""
+
 _DICTIONARY_HOLE = "{}"
 """What stands for a plain attribute dictionary in the texts of a line."""
 
@@ -818,12 +822,15 @@ class FastParser(Parser):
     def _line_key(self, line: _Line) -> tuple[object, ...]:
         """What identifies the form of a line: its texts between names (its
         attribute dictionary aside), how many values it names, whether it has
-        an attribute dictionary, and the dialects that name its op."""
-        head, parts, _, dictionary = line
+        an attribute dictionary, the dialects that name its op, and what
+        follows the line (an op with optional parts, such as `func.return`
+        and its operands, reads on into the next line when it can)."""
+        head, parts, end, dictionary = line
         return (
             tuple(self._parser_state.dialect_stack),
             0 if head is None else head[1].count("%"),
             dictionary is not None,
+            _FOLLOWER.match(self._text, end)[1],  # pyright: ignore[reportOptionalSubscript]
             *parts[::2],
         )
 
