@@ -144,6 +144,33 @@ def test_lines_alike_read_as_xdsl_reads_them(ctx: Context) -> None:
     assert compared > 40
 
 
+_PRIM_LINE_TYPES = re.compile(
+    r"^(\s*%[\w$.-]+(?:, %[\w$.-]+)* = prim\.[a-z_]+ [^{}\n]*?)( : [^\n]*)$", re.MULTILINE
+)
+
+
+def _tagged(text: str) -> str:
+    """`text` with each one-line prim op given an attribute dictionary and a
+    comment of its own (before its types, at the end)."""
+    tags = iter(range(1 << 30))
+    return _PRIM_LINE_TYPES.sub(
+        lambda m: f"{m[1]} {{tag = {(k := next(tags))} : i64}}{m[2]} // line {k}", text
+    )
+
+
+def test_mutants_with_lines_alike_read_as_xdsl_reads_them(ctx: Context, inputs: list[str]) -> None:
+    """The lit inputs and their mutants, each op line followed by a copy of
+    it and each prim line given its own dictionary and comment: lines read
+    from the forms of others, in contexts the mutations make up."""
+    modules = 0
+    for text in inputs:
+        variant = _tagged(_each_line_twice(text))
+        outcome = _outcome(FastParser, ctx, variant)
+        assert outcome == _outcome(Parser, ctx, variant), variant
+        modules += outcome[0] == "module" and "{tag = " in variant
+    assert modules > 100
+
+
 def test_a_line_alike_is_not_parsed_by_its_op(
     ctx: Context, monkeypatch: pytest.MonkeyPatch
 ) -> None:
