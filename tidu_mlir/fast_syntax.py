@@ -770,11 +770,20 @@ class FastParser(Parser):
         op = self._located(form.build(operands, attributes), start)
         self._resume_from(end)
         if head is not None:
-            names = _SSA_NAMES.finditer(self._text, *head.span(1))
-            for name, result in zip(names, op.results, strict=True):
-                span = Span(*name.span(), self.lexer.input)
-                self._register_ssa_definition(name[0][1:], [result], span)
+            self._register_results(head, op)
         return op
+
+    def _register_results(self, head: re.Match[str], op: Operation) -> None:
+        """Define the names of `head` (`%a = ` or `%a, %b = `) as the results of `op`."""
+        if "," not in head[1]:  # (one name: most lines)
+            result = Span(*head.span(1), self.lexer.input)
+            self._register_ssa_definition(head[1][1:], op.results, result)
+            return
+        names = _SSA_NAMES.finditer(self._text, *head.span(1))
+        for name, result in zip(names, op.results, strict=True):
+            self._register_ssa_definition(
+                name[0][1:], [result], Span(*name.span(), self.lexer.input)
+            )
 
     def _learn_line_form(
         self, op: Operation, start: int, line: _Line, key: tuple[object, ...]
