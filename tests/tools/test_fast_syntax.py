@@ -196,10 +196,19 @@ def test_lines_differing_in_their_comments_are_alike(
     line = "prim.transpose %x, permutation = [1, 0] : tensor<2x3xf64> -> tensor<3x2xf64>"
     body = "".join(f"  %v{i} = {line} // line {i}, not %x\n" for i in range(1000))
     text = f"func.func @f(%x: tensor<2x3xf64>) {{\n{body}  func.return\n}}\n"
+    _assert_read_by_two_parses(ctx, monkeypatch, prim.TransposeOp, text)
+
+
+def _assert_read_by_two_parses(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch, op_type: type[Operation], text: str
+) -> None:
+    """`text` reads to the module xDSL reads, its lines of `op_type` by two
+    calls of its `parse`: the first line's, and the last's (`func.return`
+    follows it, another token than after the others)."""
     assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
-    calls = _counting(monkeypatch, prim.TransposeOp, "parse", lambda parser: "parse")
+    calls = _counting(monkeypatch, op_type, "parse", lambda parser: "parse")
     FastParser(ctx, text).parse_module()
-    assert calls["parse"] == 2  # the first line, and the last: `func.return` follows it
+    assert calls["parse"] == 2
 
 
 def test_a_line_alike_followed_by_what_continues_its_op_reads_as_xdsl_reads_it(
@@ -271,10 +280,7 @@ def test_lines_differing_in_their_dictionaries_and_results_are_alike(
         for i in range(1000)
     )
     text = f"func.func @f(%m: tensor<3x3xf64>) {{\n{body}  func.return\n}}\n"
-    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
-    calls = _counting(monkeypatch, prim.LuOp, "parse", lambda parser: "parse")
-    FastParser(ctx, text).parse_module()
-    assert calls["parse"] == 2  # the first line, and the last: `func.return` follows it
+    _assert_read_by_two_parses(ctx, monkeypatch, prim.LuOp, text)
 
 
 def test_a_parser_learns_a_bounded_number_of_forms(
