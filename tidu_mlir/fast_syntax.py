@@ -248,6 +248,15 @@ _LINE_HEAD = re.compile(rf"((?:{_SSA_NAME}[ \t]*,[ \t]*)*{_SSA_NAME})[ \t]*=[ \t
 _SSA_NAMES = re.compile(f"({_SSA_NAME})", re.ASCII)
 """Splits a line into its text between SSA names and the names."""
 
+_BLOCK_ARGUMENT = re.compile(rf"({_SSA_NAME})[ \t]*:[ \t]*({_COMPACT_TYPE.pattern})", re.ASCII)
+"""`%a: T`, a block argument of a compact type: its name, its type."""
+
+_PLAIN_BLOCK_ARGUMENTS = re.compile(
+    rf"\([ \t]*((?:{_BLOCK_ARGUMENT.pattern}[ \t]*,[ \t]*)*{_BLOCK_ARGUMENT.pattern})?[ \t]*\)",
+    re.ASCII,
+)
+"""`(%a: T, %b: U)`, a block's argument list on one line (group 1: the arguments)."""
+
 _COMMENT_OR_LOCATION = re.compile(r"//|\bloc\b", re.ASCII)
 
 MAX_LINE_FORMS = 4096
@@ -732,6 +741,24 @@ class FastParser(Parser):
         t = self._type_at(match.end())
         names = [match.span(group) for group in range(1, count + 1)]
         return _create_plain(op_type, [self._plain_operand(name, t) for name in names], t)
+
+    def _parse_optional_block_arg_list(self, block: Block) -> Block | None:
+        # xDSL 0.74's, its plain form `(%a: T, %b: U)` of known types read in one
+        # match (no locations); the other forms and the errors are xDSL's.
+        match = _PLAIN_BLOCK_ARGUMENTS.match(self._text, self.pos)
+        if match is None:
+            return super()._parse_optional_block_arg_list(block)
+        listed = match.span(1) if match[1] is not None else (0, 0)
+        arguments = list(_BLOCK_ARGUMENT.finditer(self._text, *listed))
+        types = [self._known_type(argument[2]) for argument in arguments]
+        if None in types:
+            return super()._parse_optional_block_arg_list(block)
+        self._resume_from(match.end())
+        for argument, argument_type in zip(arguments, types, strict=True):
+            value = block.insert_arg(cast(TypeAttribute, argument_type), len(block.args))
+            name = Span(*argument.span(1), self.lexer.input)
+            self._register_ssa_definition(argument[1][1:], (value,), name)
+        return block
 
     def _parse_block_body(self, block: Block) -> None:
         # xDSL's loop over the ops of a block, a line like one read before built

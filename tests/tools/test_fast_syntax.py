@@ -815,6 +815,55 @@ def test_assignments_read_as_xdsl_reads_them(ctx: Context, line: str) -> None:
     test_signatures_read_as_xdsl_reads_them(ctx, line)
 
 
+BLOCK_ARGUMENTS = {
+    "plain": "(%c: tensor<3xf64>, %e: tensor<3xf64>)",
+    "no blanks": "(%c:tensor<3xf64>,%e:tensor<3xf64>)",
+    "none": "()",
+    "a type never seen": "(%c: tensor<3xf64>, %e: tensor<7x7xf64>)",
+    "a scalar type": "(%c: tensor<3xf64>, %e: f64)",
+    "a location": "(%c: tensor<3xf64> loc(unknown), %e: tensor<3xf64>)",
+    "a name twice": "(%c: tensor<3xf64>, %c: tensor<3xf64>)",
+    "a name defined outside": "(%x: tensor<3xf64>, %e: tensor<3xf64>)",
+    "a line break": "(%c: tensor<3xf64>,\n  %e: tensor<3xf64>)",
+    "no colon": "(%c tensor<3xf64>, %e: tensor<3xf64>)",
+    "a trailing comma": "(%c: tensor<3xf64>, %e: tensor<3xf64>,)",
+    "a result number": "(%c#0: tensor<3xf64>, %e: tensor<3xf64>)",
+}
+"""Argument lists of a block (a scan's body), read in one match
+(`FastParser._parse_optional_block_arg_list`) or token by token, valid or not."""
+
+
+@pytest.mark.parametrize("arguments", BLOCK_ARGUMENTS.values(), ids=BLOCK_ARGUMENTS.keys())
+def test_block_arguments_read_as_xdsl_reads_them(ctx: Context, arguments: str) -> None:
+    text = (
+        "func.func @f(%x: tensor<3xf64>, %y: tensor<2x3xf64>) {\n"
+        "  %s = prim.scan length 2 init(%x) xs(%y) consts()"
+        " : (tensor<3xf64>) (tensor<2x3xf64>) () -> (tensor<3xf64>) () {\n"
+        f"  ^bb0{arguments}:\n"
+        "    %a = prim.add %c, %c : tensor<3xf64>\n"
+        "    prim.yield %a : tensor<3xf64>\n  }\n  func.return\n}\n"
+    )
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
+def test_plain_block_arguments_are_read_in_one_match(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """100 scans, each body with its arguments on one line: no call to xDSL's
+    argument-list parser."""
+    calls = _counting(monkeypatch, Parser, "_parse_optional_block_arg_list", lambda *_: "calls")
+    scan = (
+        "  %s{k} = prim.scan length 2 init(%x) xs(%y) consts()"
+        " : (tensor<3xf64>) (tensor<2x3xf64>) () -> (tensor<3xf64>) () {{\n"
+        "  ^bb0(%c{k}: tensor<3xf64>, %e{k}: tensor<3xf64>):\n"
+        "    prim.yield %c{k} : tensor<3xf64>\n  }}\n"
+    )
+    body = "".join(scan.format(k=k) for k in range(100))
+    text = f"func.func @f(%x: tensor<3xf64>, %y: tensor<2x3xf64>) {{\n{body}  func.return\n}}\n"
+    FastParser(ctx, text).parse_module()
+    assert calls["calls"] == 0
+
+
 ARITH_CONSTANTS = {
     "index": "5 : index",
     "the least i64": "-9223372036854775808 : index",
