@@ -6,6 +6,7 @@ import weakref
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import llvmlite.binding as llvm_binding
 import numpy as np
 import pytest
 from xdsl.utils.exceptions import DiagnosticException
@@ -265,6 +266,30 @@ def test_cache_returns_the_same_compiled_object():
     first = compile_module(text)
     assert compile_module(text) is first
     assert compile_module(parse_module(text)) is first
+
+
+@pytest.mark.parametrize("mapped", [False, True])
+def test_a_compilation_prints_the_optimized_module_once(monkeypatch, mapped: bool) -> None:
+    """The optimized module's text is kept from the print libmvec's mapping
+    needs (the mapped text when the mapping changed it: the module is parsed
+    from it) and not printed again for `CompiledModule.llvm_ir`."""
+    prints: list[int] = []
+    printed = llvm_binding.ModuleRef.__str__
+
+    def counted(module: llvm_binding.ModuleRef) -> str:
+        prints.append(1)
+        return printed(module)
+
+    monkeypatch.setattr(llvm_binding.ModuleRef, "__str__", counted)
+    monkeypatch.setattr(
+        backend, "use_libmvec", lambda text: text + "; mapped\n" if mapped else text
+    )
+    clear_cache()
+    body = "    %r = arith.mulf %x0, %x0 : f64"
+    compiled = compile_module(module(elementwise(f"once_{mapped}", 64, "f64", body)))
+    assert len(prints) == 1
+    assert compiled.llvm_ir is not None and "define" in compiled.llvm_ir
+    assert compiled.llvm_ir.endswith("; mapped\n") == mapped
 
 
 def test_engine_lives_exactly_as_long_as_its_users():

@@ -135,6 +135,12 @@ def translate_to_llvm_ir(module: ModuleOp) -> str:
 def optimize(llvm_ir: str) -> llvm.ModuleRef:
     """Parse, verify and optimize LLVM IR at O3 for the host CPU, then map vector
     math intrinsics to libmvec (`vector_library.use_libmvec`)."""
+    return optimize_with_text(llvm_ir)[0]
+
+
+def optimize_with_text(llvm_ir: str) -> tuple[llvm.ModuleRef, str]:
+    """`optimize`, and the text of the optimized module, which it prints anyway
+    (for libmvec): printed once (a large module takes ~0.2 s)."""
     with LLVM_LOCK:
         module = _optimized(llvm_ir, slp_vectorization=True)
         if not _verifies(module):
@@ -146,10 +152,10 @@ def optimize(llvm_ir: str) -> llvm.ModuleRef:
         text = str(module)
         vectorized = use_libmvec(text)
         if vectorized == text:
-            return module
+            return module, text
         module = llvm.parse_assembly(vectorized)
         module.verify()
-        return module
+        return module, vectorized
 
 
 def _optimized(llvm_ir: str, slp_vectorization: bool) -> llvm.ModuleRef:

@@ -65,7 +65,7 @@ from tidu_mlir.lowering.allocation_guard import (
 from tidu_mlir.lowering.backend import (
     LLVM_LOCK,
     new_target_machine,
-    optimize,
+    optimize_with_text,
     translate_to_llvm_ir,
 )
 from tidu_mlir.lowering.pipeline import lower_to_llvm_dialect
@@ -456,8 +456,7 @@ class CompiledModule:
         clock = _lap(timings, "lower-to-llvm", clock)
         text = translate_to_llvm_ir(lowered)
         clock = _lap(timings, "translate", clock)
-        optimized = optimize(text)
-        self.llvm_ir = str(optimized)
+        optimized, self.llvm_ir = optimize_with_text(text)
         clock = _lap(timings, "llvm-opt", clock)
         object_code = _generate_object(optimized)
         self._engine = _engine_from_object(object_code)
