@@ -161,8 +161,10 @@ _COMPACT_TYPE = re.compile(r"[a-z][a-z0-9]*<[a-z0-9?]*(?:<[a-z0-9]+>)?>", re.ASC
 nested `<...>`), whose value depends on its text only (no aliases, no
 dialect types): cached when the parser ended it where this match ends."""
 
-_BLANK = re.compile(r"(?:\s|//[^\n]*)*", re.ASCII)
+_SKIPPED = r"(?:\s|//[^\n]*)*"
 """What the lexer skips: blanks and comments."""
+
+_BLANK = re.compile(_SKIPPED, re.ASCII)
 
 _ARROW = re.compile(
     rf":[ \t]*({_COMPACT_TYPE.pattern})[ \t]*->[ \t]*({_COMPACT_TYPE.pattern})", re.ASCII
@@ -284,13 +286,13 @@ def _form_may_be_learnt(line: str) -> bool:
 
 
 @functools.cache
-@functools.cache
 def _operands_before(keyword: str) -> re.Pattern[str]:
     """`%a, %b, keyword`: one or more operands, the names in group 1."""
     names = rf"((?:{_SSA_NAME}[ \t]*,[ \t]*)+)"
     return re.compile(rf"[ \t]*{names}{re.escape(keyword)}(?![a-zA-Z0-9_$.])", re.ASCII)
 
 
+@functools.cache
 def _operands_colon(count: int) -> re.Pattern[str]:
     """`%a, %b :` for `count` operands, each name a group (blanks: spaces, tabs)."""
     names = [f"({_SSA_NAME})"] * count
@@ -359,7 +361,7 @@ any), the rest's texts and SSA names alternating (a plain attribute
 dictionary in them replaced by `_DICTIONARY_HOLE`), its end, and the text of
 that dictionary (None: it has none)."""
 
-_FOLLOWER = re.compile(r"(?:\s|//[^\n]*)*+([a-zA-Z_][a-zA-Z0-9_$.]*|->|\S?)", re.ASCII)
+_FOLLOWER = re.compile(rf"{_SKIPPED}+([a-zA-Z_][a-zA-Z0-9_$.]*|->|\S?)", re.ASCII)
 """What starts the token after a position: a bare identifier (a keyword may
 continue an op: `loc`, `else`), `->`, or its first character ("" at the end)."""
 
@@ -431,6 +433,12 @@ def unverified_data(attribute_type: type[DataT], data: object) -> DataT:
 def int_attr(value: int) -> IntAttr:
     """`IntAttr(value)` for an int, unverified (`unverified_data`)."""
     return unverified_data(IntAttr, value)
+
+
+def integer_attr(value: int, value_type: TypeAttribute) -> IntegerAttr:
+    """`IntegerAttr(value, value_type)` for a value the type holds as it is
+    (checked by the caller), unverified."""
+    return unverified_attribute(IntegerAttr, int_attr(value), value_type)
 
 
 def unverified_attribute(attribute_type: type[AttributeT], *parameters: Attribute) -> AttributeT:
@@ -515,9 +523,7 @@ def _plain_attr_entries(text: str) -> dict[str, Attribute] | None:
             continue
         if not _fits_signed(number := int(value), int(width)):
             return None
-        entries[name] = unverified_attribute(
-            IntegerAttr, int_attr(number), _ELEMENT_TYPES[f"i{width}"]
-        )
+        entries[name] = integer_attr(number, _ELEMENT_TYPES[f"i{width}"])
     return entries
 
 
@@ -712,7 +718,7 @@ class FastParser(Parser):
             width = 64 if match[2] == "index" else int(match[2][1:])
             if not _fits_signed(number, width):
                 return None
-            value = unverified_attribute(IntegerAttr, int_attr(number), value_type)
+            value = integer_attr(number, value_type)
         self._resume_from(match.end())
         return build_operation(op_type, [], [value_type], {"value": value}, {})
 
@@ -947,7 +953,7 @@ class FastParser(Parser):
 
     def parse_optional_plain_signature(
         self, count: int | None, parenthesized: bool
-    ) -> tuple[list[TypeAttribute], TypeAttribute] | None:
+    ) -> tuple[list[Attribute], Attribute] | None:
         """`: (T1, ..., Tn) -> U` (not `parenthesized`: `: T1, ..., Tn -> U`) of
         `count` inputs (None: any number) in one match when every type is known
         (`_known_type`) (None, nothing consumed, otherwise)."""
@@ -962,7 +968,7 @@ class FastParser(Parser):
         if None in types:
             return None
         self._resume_from(match.end())
-        known = cast(list[TypeAttribute], types)
+        known = cast(list[Attribute], types)
         return known[:-1], known[-1]
 
     def parse_optional_plain_operands_before(self, keyword: str) -> list[UnresolvedOperand] | None:

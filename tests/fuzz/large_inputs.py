@@ -223,7 +223,11 @@ def error_after_each_prim_op(*names: str) -> list[LargeInput]:
     attribute dictionary of its own (no two lines alike), then an undefined
     value."""
     cases = _prim_cases()
-    return [_error_after_copies(op) for op in cases if not names or op.name in names]
+    return [
+        _error_after_copies(op, *case)
+        for op, case in cases.items()
+        if not names or op.name in names
+    ]
 
 
 def _prim_cases() -> dict[type[Operation], tuple[Callable[..., Operation], list[Attribute]]]:
@@ -233,8 +237,9 @@ def _prim_cases() -> dict[type[Operation], tuple[Callable[..., Operation], list[
     return {op: (build, [_type_of(a) for a in arrays]) for op, (build, arrays, _) in CASES.items()}
 
 
-def _error_after_copies(op_class: type[Operation]) -> LargeInput:
-    build, types = _prim_cases()[op_class]
+def _error_after_copies(
+    op_class: type[Operation], build: Callable[..., Operation], types: list[Attribute]
+) -> LargeInput:
     copies = max(1, 10 * MEGABYTE // len(_copies_text(build, types, 10)))
     text = _copies_text(build, types, copies).replace(
         "  func.return\n}", "  func.return %nope : tensor<f64>\n}"

@@ -37,7 +37,7 @@ from tidu_mlir.dialects.prim.syntax import (
     RoleSpec,
     array_values,
     i64_array,
-    parse_keyword_list_pairs,
+    parse_keyword_lists,
     parse_types_arrow,
     print_attr_dict,
     print_int_list,
@@ -270,7 +270,7 @@ class DotGeneralOp(PrimOp):
         lhs = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
         rhs = parser.parse_unresolved_operand()
-        lb, rb, lc, rc = parse_keyword_list_pairs(parser, ("batch", "contract"))
+        lb, rb, lc, rc = parse_keyword_lists(parser, ("batch", "contract"), pairs=True)
         attributes = parser.parse_optional_attr_dict()
         inputs, output = parse_types_arrow(parser, 2)
         return build_operation(

@@ -339,7 +339,7 @@ class IotaOp(NotLinear):
 
     @classmethod
     def parse(cls, parser: Parser) -> IotaOp:
-        dimension = parse_int64_assignment(parser, "dimension", "dimension")
+        dimension = parse_int64_assignment(parser, "dimension")
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         result_type = parser.parse_type()
@@ -395,7 +395,7 @@ class AxisIndexedOp(PrimOp):
     @classmethod
     def parse(cls, parser: Parser) -> AxisIndexedOp:
         operands = parse_operands_until(parser, "axis")
-        axis = parse_int64_assignment(parser, None, "axis")
+        axis = parse_int64_assignment(parser, "axis", keyword_read=True)
         attributes = parser.parse_optional_attr_dict()
         inputs, output = parse_types_after_colon(parser)
         return build_operation(

@@ -161,7 +161,7 @@ class AxisOp(PrimOp, abc.ABC):
     def parse(cls, parser: Parser) -> AxisOp:
         operand = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
-        properties: dict[str, Attribute] = {"axis": parse_int64_assignment(parser, "axis", "axis")}
+        properties: dict[str, Attribute] = {"axis": parse_int64_assignment(parser, "axis")}
         while parser.parse_optional_punctuation(",") is not None:
             flag = parser.parse_identifier(f" (one of: {', '.join(cls.FLAGS) or 'none'})")
             if flag not in cls.FLAGS or flag in properties:

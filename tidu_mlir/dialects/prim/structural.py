@@ -409,7 +409,7 @@ class ConcatenateOp(PrimOp):
     @classmethod
     def parse(cls, parser: Parser) -> ConcatenateOp:
         operands = parse_operands_until(parser, "dimension")
-        dimension = parse_int64_assignment(parser, None, "dimension")
+        dimension = parse_int64_assignment(parser, "dimension", keyword_read=True)
         attributes = parser.parse_optional_attr_dict()
         inputs, output = parse_types_arrow(parser, len(operands))
         return build_operation(

@@ -21,7 +21,7 @@ from tidu_mlir.fast_syntax import (
     I64_MAX,
     I64_MIN,
     FastParser,
-    int_attr,
+    integer_attr,
     unverified_attribute,
     unverified_data,
 )
@@ -94,7 +94,7 @@ def parse_types_after_colon(parser: Parser) -> tuple[list[Attribute], Attribute]
     if isinstance(parser, FastParser) and (
         types := parser.parse_optional_plain_signature(None, parenthesized=False)
     ):
-        return list(types[0]), types[1]
+        return types
     parser.parse_punctuation(":")
     inputs: list[Attribute] = list(
         parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
@@ -124,18 +124,19 @@ def _assignment(keyword: str | None) -> re.Pattern[str]:
     return re.compile(rf"{head}=[ \t]*(-?[0-9]+)(?![0-9a-zA-Z_$.])", re.ASCII)
 
 
-def parse_int64_assignment(parser: Parser, keyword: str | None, what: str) -> IntegerAttr:
-    """Parse `keyword = 5` (`= 5` after a keyword read already: `keyword`
-    None) as an i64 attribute, built without the verifying constructor once
-    `parse_int64` checked its range (an axis, a dimension)."""
-    if isinstance(parser, FastParser) and (
-        found := parser.parse_optional_plain_integers(_assignment(keyword))
-    ):
-        return unverified_attribute(IntegerAttr, int_attr(found[0][0]), i64)
-    if keyword is not None:
+def parse_int64_assignment(
+    parser: Parser, keyword: str, *, keyword_read: bool = False
+) -> IntegerAttr:
+    """Parse `keyword = 5` (`= 5` if the keyword was read already) as an i64
+    attribute (an axis, a dimension), built unverified once `parse_int64`
+    checked its range."""
+    pattern = _assignment(None if keyword_read else keyword)
+    if isinstance(parser, FastParser) and (found := parser.parse_optional_plain_integers(pattern)):
+        return integer_attr(found[0][0], i64)
+    if not keyword_read:
         parser.parse_keyword(keyword)
     parser.parse_punctuation("=")
-    return unverified_attribute(IntegerAttr, int_attr(parse_int64(parser, what)), i64)
+    return integer_attr(parse_int64(parser, keyword), i64)
 
 
 def parse_keyword_list(parser: Parser, keyword: str) -> list[int]:
@@ -146,50 +147,26 @@ def parse_keyword_list(parser: Parser, keyword: str) -> list[int]:
 
 
 @functools.cache
-def _plain_keyword_lists(keywords: tuple[str, ...]) -> re.Pattern[str]:
-    """`, k1 = [i, ...], k2 = [...]` of plain integer lists (read in one match,
-    a group per list)."""
+def _plain_keyword_lists(keywords: tuple[str, ...], pairs: bool) -> re.Pattern[str]:
+    """`, k1 = [i, ...], k2 = [...]` (with `pairs`: `, k1 = [i, ...] x [j, ...],
+    ...`) of plain integer lists, read in one match, a group per list."""
+    second = rf"\s*x\s*({_PLAIN_INT_LIST.pattern})" if pairs else ""
     lists = (
-        rf"\s*,\s*{re.escape(keyword)}(?![a-zA-Z0-9_$.])\s*=\s*({_PLAIN_INT_LIST.pattern})"
+        rf"\s*,\s*{re.escape(keyword)}(?![a-zA-Z0-9_$.])\s*=\s*({_PLAIN_INT_LIST.pattern})" + second
         for keyword in keywords
     )
     return re.compile("".join(lists).removeprefix(r"\s*"), re.ASCII)
 
 
-@functools.cache
-def _plain_keyword_list_pairs(keywords: tuple[str, ...]) -> re.Pattern[str]:
-    """`, k1 = [i, ...] x [j, ...], k2 = ...` of plain integer lists (read in
-    one match, a group per list)."""
-    pairs = (
-        rf"\s*,\s*{re.escape(keyword)}(?![a-zA-Z0-9_$.])\s*=\s*({_PLAIN_INT_LIST.pattern})"
-        rf"\s*x\s*({_PLAIN_INT_LIST.pattern})"
-        for keyword in keywords
-    )
-    return re.compile("".join(pairs).removeprefix(r"\s*"), re.ASCII)
-
-
-def parse_keyword_list_pairs(parser: Parser, keywords: tuple[str, ...]) -> list[list[int]]:
-    """Parse `, k1 = [i, ...] x [j, ...], k2 = ...`, the `keywords` in order:
-    two lists per keyword."""
-    if isinstance(parser, FastParser) and (
-        lists := parser.parse_optional_plain_integers(_plain_keyword_list_pairs(keywords))
-    ):
-        return lists
-    lists = []
-    for keyword in keywords:
-        parser.parse_punctuation(",")
-        lists.append(parse_keyword_list(parser, keyword))
-        parser.parse_keyword("x")
-        lists.append(parse_int_list(parser, f"'{keyword}' entry"))
-    return lists
-
-
-def parse_keyword_lists(parser: Parser, keywords: tuple[str, ...]) -> list[list[int]]:
-    """Parse `, k1 = [i, j, ...], k2 = [...]`, the `keywords` in order."""
+def parse_keyword_lists(
+    parser: Parser, keywords: tuple[str, ...], *, pairs: bool = False
+) -> list[list[int]]:
+    """Parse `, k1 = [i, j, ...], k2 = [...]`, the `keywords` in order (with
+    `pairs`, two lists per keyword: `, k1 = [i, ...] x [j, ...], ...`)."""
     if (
         keywords
         and isinstance(parser, FastParser)
-        and (lists := parser.parse_optional_plain_integers(_plain_keyword_lists(keywords)))
+        and (lists := parser.parse_optional_plain_integers(_plain_keyword_lists(keywords, pairs)))
         is not None
     ):
         return lists
@@ -197,6 +174,9 @@ def parse_keyword_lists(parser: Parser, keywords: tuple[str, ...]) -> list[list[
     for keyword in keywords:
         parser.parse_punctuation(",")
         lists.append(parse_keyword_list(parser, keyword))
+        if pairs:
+            parser.parse_keyword("x")
+            lists.append(parse_int_list(parser, f"'{keyword}' entry"))
     return lists
 
 
@@ -223,7 +203,7 @@ def parse_types_arrow(parser: Parser, count: int) -> tuple[list[Attribute], Attr
     if isinstance(parser, FastParser) and (
         types := parser.parse_optional_plain_signature(count, parenthesized=count > 1)
     ):
-        return list(types[0]), types[1]
+        return types
     parser.parse_punctuation(":")
     if count == 1 and parser.parse_optional_punctuation("(") is None:
         inputs: list[Attribute] = [parser.parse_type()]
