@@ -23,7 +23,11 @@ for every op).
   through xDSL's generic constructor), and the block's loop resumed at the
   next line (generated modules repeat a few forms: 12,000 lines of
   `prim.transpose %x, permutation = [1, 0] : ...` parse in 0.25 s, 1.5 s
-  token by token);
+  token by token); the line that opens the first region of an op whose
+  assembly format ends with its regions (`prim.scan`, `prim.cond`, ...) has
+  a form too: the op of a later line alike is built from it, its regions
+  read by the region parser, when the texts between them are those read
+  with the form (`_RegionsRead`);
 * plain pieces of the prim syntaxes in one match each: integer lists
   (`[1, 0]`, `[0:2:1, 1:3:1]`, `, low = [1], high = [0]`, through
   `parse_optional_plain_integers`), `: T -> U` of known types
@@ -56,7 +60,7 @@ import io
 import math
 import re
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeAlias, TypeVar, cast
 
@@ -96,6 +100,7 @@ from xdsl.ir import (
     Operation,
     OpResult,
     ParametrizedAttribute,
+    Region,
     SSAValue,
     SSAValues,
     TypeAttribute,
@@ -381,17 +386,54 @@ class _LineForm:
     result_types: tuple[Attribute, ...]
     properties: dict[str, Attribute]
     attributes: dict[str, Attribute]
+    separators: tuple[str, ...] | None = None
+    """For the line that opens the first region of an op (`_RegionsRead`):
+    the texts between its regions (None: an op without regions)."""
 
     def build(
-        self, operands: Sequence[SSAValue], attributes: Mapping[str, Attribute] | None = None
+        self,
+        operands: Sequence[SSAValue],
+        attributes: Mapping[str, Attribute] | None = None,
+        regions: Sequence[Region] = (),
     ) -> Operation:
-        """The op of this form with `operands` and `attributes` (None: the
-        form's, for a line without an attribute dictionary)."""
+        """The op of this form with `operands`, `attributes` (None: the
+        form's, for a line without an attribute dictionary) and `regions`."""
         if attributes is None:
             attributes = self.attributes
-        return build_operation(
-            self.op_type, operands, self.result_types, self.properties, attributes
-        )
+        op = build_operation(self.op_type, operands, self.result_types, self.properties, attributes)
+        for region in regions:
+            op.add_region(region)
+        return op
+
+
+@dataclass
+class _RegionsRead:
+    """Where the regions an op's `parse` read directly lie in the text: the
+    position of each one's `{` and of the token after its `}`."""
+
+    spans: list[tuple[int, int]] = field(default_factory=list[tuple[int, int]])
+
+    def separators(self, text: str) -> tuple[str, ...]:
+        """The texts between the regions (from the token after one's `}` to
+        the next one's `{`)."""
+        ends = [end for _, end in self.spans[:-1]]
+        starts = [start for start, _ in self.spans[1:]]
+        return tuple(text[end:start] for end, start in zip(ends, starts, strict=True))
+
+
+@functools.cache
+def _format_ends_with_region(op_type: type[Operation]) -> bool:
+    """Whether `op_type`'s syntax is a declarative assembly format that ends
+    with its last region: what opens its first region at the end of a line,
+    and the text between the regions, then determine the op (regions aside),
+    and nothing follows its last region."""
+    if not issubclass(op_type, IRDLOperation):
+        return False
+    definition = op_type.get_irdl_definition()
+    if definition.assembly_format is None or not definition.regions:
+        return False
+    last_region = definition.regions[-1][0]
+    return definition.assembly_format.rstrip().endswith(f"${last_region}")
 
 
 @functools.cache
@@ -555,6 +597,7 @@ class FastParser(Parser):
         self._text = text
         self._types: dict[str, TypeAttribute] = {}
         self._line_forms: dict[tuple[object, ...], _LineForm] = {}
+        self._regions_read = _RegionsRead()
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         # Every object the parser builds lives on: the cyclic garbage collector,
@@ -779,13 +822,32 @@ class FastParser(Parser):
         its line learnt."""
         start = self.pos
         if (line := self._split_line(start)) is None:
-            return self.parse_optional_operation()
+            return self._parse_op_and_its_regions()[0]
         key = self._line_key(line)
         if (op := self._parse_line_alike(start, line, key)) is None:
-            op = self.parse_optional_operation()
+            op, regions_read = self._parse_op_and_its_regions()
             if op is not None:
-                self._learn_line_form(op, start, line, key)
+                self._learn_line_form(op, start, line, key, regions_read)
         return op
+
+    def _parse_op_and_its_regions(self) -> tuple[Operation | None, _RegionsRead]:
+        """The op at the current token, read by xDSL's path (None at the end
+        of the block), and where the regions its `parse` read lie."""
+        outer, self._regions_read = self._regions_read, _RegionsRead()
+        try:
+            return self.parse_optional_operation(), self._regions_read
+        finally:
+            self._regions_read = outer
+
+    def parse_optional_region(
+        self, arguments: Iterable[Parser.Argument] | None = None
+    ) -> Region | None:
+        # xDSL's, where the region lies kept for the op being read (`_RegionsRead`).
+        start, regions_read = self.pos, self._regions_read
+        region = super().parse_optional_region(arguments)
+        if region is not None:
+            regions_read.spans.append((start, self.pos))
+        return region
 
     def _parse_line_alike(
         self, start: int, line: _Line, key: tuple[object, ...]
@@ -800,11 +862,41 @@ class FastParser(Parser):
         attributes = None
         if dictionary is not None and (attributes := _plain_attr_entries(dictionary)) is None:
             return None
-        op = self._located(form.build(operands, attributes), start)
-        self._resume_from(end)
+        if form.separators is None:
+            op = form.build(operands, attributes)
+            self._resume_from(end)
+        elif (regions := self._parse_regions_alike(form.op_type, end - 1, form.separators)) is None:
+            self._resume_from(start)
+            return None
+        else:
+            op = form.build(operands, attributes, regions)
+        op = self._located(op, start)
         if head is not None:
             self._register_results(head, op)
         return op
+
+    def _parse_regions_alike(
+        self, op_type: type[Operation], opening: int, separators: tuple[str, ...]
+    ) -> list[Region] | None:
+        """The regions of an `op_type` op, the first opened at `opening`,
+        read as the op's `parse` reads them (its dialect the default one),
+        when the texts between them are `separators` and no location follows
+        the last (None otherwise, the regions read dropped)."""
+        self._resume_from(opening)
+        stack = self._parser_state.dialect_stack
+        stack.append(op_type.dialect_name())
+        regions = [self.parse_region()]
+        for separator in separators:
+            if not self._text.startswith(separator, self.pos):
+                break
+            self._resume_from(self.pos + len(separator))
+            regions.append(self.parse_region())
+        stack.pop()
+        if len(regions) == len(separators) + 1 and not self._text.startswith("loc", self.pos):
+            return regions
+        for region in regions:
+            region.drop_all_references()
+        return None
 
     def _register_results(self, head: re.Match[str], op: Operation) -> None:
         """Define the names of `head` (`%a = ` or `%a, %b = `) as the results of `op`."""
@@ -819,17 +911,28 @@ class FastParser(Parser):
             )
 
     def _learn_line_form(
-        self, op: Operation, start: int, line: _Line, key: tuple[object, ...]
+        self,
+        op: Operation,
+        start: int,
+        line: _Line,
+        key: tuple[object, ...],
+        regions_read: _RegionsRead,
     ) -> None:
         """Keep the form (`key`) of `line`, from `start`, that read to `op`, if the op
-        fills the line, has no regions or successors, no explicit location,
-        and its operands are the values of the line's names in their order
-        (then each name of the line is an operand: its results, if any, are
-        named by its head)."""
-        if len(self._line_forms) >= MAX_LINE_FORMS or op.regions or op.successors:
+        fills the line (or the line opens its regions: `_region_separators`),
+        has no successors, no explicit location, and its operands are the
+        values of the line's names in their order (then each name of the line
+        is an operand: its results, if any, are named by its head)."""
+        if len(self._line_forms) >= MAX_LINE_FORMS or op.successors:
             return
         _, parts, end, dictionary = line
-        if not self._ends_at(end) or not _form_may_be_learnt(self._text[start:end]):
+        separators = None
+        if op.regions:
+            if (separators := self._region_separators(op, end, regions_read)) is None:
+                return
+        elif not self._ends_at(end):
+            return
+        if not _form_may_be_learnt(self._text[start:end]):
             return
         if dictionary is not None and not _dictionary_is_attributes(op, dictionary):
             return
@@ -842,7 +945,21 @@ class FastParser(Parser):
             tuple(result.type for result in op.results),
             dict(op.properties),
             dict(op.attributes),
+            separators,
         )
+
+    def _region_separators(
+        self, op: Operation, end: int, regions_read: _RegionsRead
+    ) -> tuple[str, ...] | None:
+        """The texts between the regions of `op`, just read (`regions_read`),
+        if the line that ends at `end` ends with the `{` of its first, and
+        `op` ends with its last (`_format_ends_with_region`) (None otherwise)."""
+        spans = regions_read.spans
+        if len(spans) != len(op.regions) or not _format_ends_with_region(type(op)):
+            return None
+        if spans[0][0] != end - 1 or spans[-1][1] != self.pos:
+            return None
+        return regions_read.separators(self._text)
 
     def _split_line(self, start: int) -> _Line | None:
         """The line from `start`: its `%name = ` head, the rest split into its

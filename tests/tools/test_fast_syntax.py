@@ -20,8 +20,9 @@ from fuzz.corpus import lit_files  # pyright: ignore[reportMissingImports]
 from fuzz.mutators import mutate_text  # pyright: ignore[reportMissingImports]
 from xdsl.context import Context
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr, TensorType
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, IntegerAttr, StringAttr, TensorType
 from xdsl.ir import Operation
+from xdsl.irdl import IRDLOperation, irdl_op_definition, region_def
 from xdsl.parser import Parser
 from xdsl.parser.attribute_parser import AttrParser
 from xdsl.printer import Printer
@@ -158,13 +159,53 @@ def _tagged(text: str) -> str:
     )
 
 
+_REGION_OP_HEADER = re.compile(
+    r"^( *)(%[\w$.-]+(?:, %[\w$.-]+)*)( = prim\.(?:scan|cond|while|record_while) .*\{)$"
+)
+"""The line of a prim op with regions that opens its first one."""
+
+
+def _each_region_op_twice(text: str) -> str:
+    """`text` with each prim op with regions whose header ends its line (and
+    whose last region ends on a line `}` of the header's indentation)
+    followed by a copy of it defining new names: the copy is read from the
+    form of its header line (`_LineForm.separators`)."""
+    lines = text.split("\n")
+    copies_after: dict[int, list[str]] = {}
+    for index, line in enumerate(lines):
+        if (header := _REGION_OP_HEADER.match(line)) is None:
+            continue
+        end = next((j for j in range(index + 1, len(lines)) if lines[j] == f"{header[1]}}}"), None)
+        if end is not None:
+            names = re.sub(r"%([\w$.-]+)", rf"%\1_alike{index}", header[2])
+            copy = [f"{header[1]}{names}{header[3]}", *lines[index + 1 : end + 1]]
+            copies_after.setdefault(end, []).extend(copy)
+    doubled = [[line, *copies_after.get(index, [])] for index, line in enumerate(lines)]
+    return "\n".join(line for group in doubled for line in group)
+
+
+def test_ops_with_regions_alike_read_as_xdsl_reads_them(ctx: Context) -> None:
+    """Every prim op with regions of the lit inputs read a second time from
+    the form of its header line: the module is the one xDSL's parser reads."""
+    compared = 0
+    for path in lit_files():
+        text = path.read_text()
+        if (variant := _each_region_op_twice(text)) == text:
+            continue
+        outcome = _outcome(FastParser, ctx, variant)
+        assert outcome == _outcome(Parser, ctx, variant), path
+        compared += outcome[0] == "module"
+    assert compared >= 5
+
+
 def test_mutants_with_lines_alike_read_as_xdsl_reads_them(ctx: Context, inputs: list[str]) -> None:
-    """The lit inputs and their mutants, each op line followed by a copy of
-    it and each prim line given its own dictionary and comment: lines read
-    from the forms of others, in contexts the mutations make up."""
+    """The lit inputs and their mutants, each op line (and op with regions)
+    followed by a copy of it and each prim line given its own dictionary and
+    comment: lines read from the forms of others, in contexts the mutations
+    make up."""
     modules = 0
     for text in inputs:
-        variant = _tagged(_each_line_twice(text))
+        variant = _tagged(_each_line_twice(_each_region_op_twice(text)))
         outcome = _outcome(FastParser, ctx, variant)
         assert outcome == _outcome(Parser, ctx, variant), variant
         modules += outcome[0] == "module" and "{tag = " in variant
@@ -422,6 +463,134 @@ def test_ops_with_regions_are_located_in_linear_time(ctx: Context, ops: int) -> 
     for op in list(function.body.block.ops)[-3:]:
         location = cast(FileLineColLoc, op.location)
         assert location.line.data == text.count("\n", 0, _op_start(text, op)) + 1
+
+
+_CONDS = """\
+  %r{k} = prim.cond %p, (%x) {{tag = {k} : i64}} : tensor<i1>, (tensor<f64>) -> (tensor<f64>) {{
+  ^bb0(%a{k}: tensor<f64>):
+    %s{k} = prim.sin %a{k} : tensor<f64>
+    prim.yield %s{k} : tensor<f64>
+  }}{between}{{
+  ^bb0(%b{k}: tensor<f64>):
+    prim.yield %b{k} : tensor<f64>
+  }}{after}
+"""
+"""`prim.cond`s, each with its own dictionary, its regions separated by
+`between` (as printed: ` else `), `after` (nothing as printed) after them."""
+
+OPS_WITH_REGIONS_ALIKE = {
+    "as printed": (" else ", ""),
+    "a comment before else": (" // then\n  else ", ""),
+    "else on a line of its own": ("\n  else ", ""),
+    "a line break after else": (" else\n  ", ""),
+    "two blanks before the second region": (" else  ", ""),
+    "a location after the last region": (" else ", ' loc("a":1:2)'),
+    "no else": (" ", ""),
+    "a keyword after the last region": (" else ", " else {\n  }"),
+}
+"""How the second and later `_CONDS` differ from the first (read as xDSL reads them)."""
+
+
+def _conds(count: int, between: str, after: str) -> str:
+    """`count` `_CONDS` in a function, the first as printed, the others with
+    `between` and `after`."""
+    ops = [_CONDS.format(k=k, between=" else " if k == 0 else between,
+                         after="" if k == 0 else after) for k in range(count)]  # fmt: skip
+    return f"func.func @f(%p: tensor<i1>, %x: tensor<f64>) {{\n{''.join(ops)}  func.return\n}}\n"
+
+
+@pytest.mark.parametrize("edit", OPS_WITH_REGIONS_ALIKE.values(), ids=OPS_WITH_REGIONS_ALIKE.keys())
+def test_ops_with_regions_of_forms_met_before_read_as_xdsl_reads_them(
+    ctx: Context, edit: tuple[str, str]
+) -> None:
+    text = _conds(3, *edit)
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+    if edit[1].startswith(" loc"):  # given to each op but the first
+        module = FastParser(ctx, text).parse_module()
+        ops = list(cast(func.FuncOp, module.body.block.first_op).body.block.ops)
+        assert [str(op.location) for op in ops[1:3]] == ['loc("a":1:2)'] * 2
+
+
+REGION_BODY_EDITS = {
+    "an undefined value": ("prim.sin %a1", "prim.sin %nope"),
+    "a value of the outer scope defined later": ("prim.sin %a1", "prim.sin %r2"),
+    "an op named without its dialect": ("prim.yield %b1", "yield %b1"),
+    "an op of another type": ("%s1 = prim.sin", "%s1 = prim.cos"),
+    "a second block": ("prim.yield %b1 : tensor<f64>\n", "prim.yield %b1 : tensor<f64>\n  ^bb1:\n"),
+    "a mismatch after a forward use": (
+        "prim.sin %a1 : tensor<f64>\n    prim.yield %s1 : tensor<f64>\n  } else {",
+        "prim.sin %r2 : tensor<f64>\n    prim.yield %s1 : tensor<f64>\n  } else\n  {",
+    ),
+}
+"""Edits of the body of the second of three `_CONDS` (read from the form of the first)."""
+
+
+@pytest.mark.parametrize("edit", REGION_BODY_EDITS.values(), ids=REGION_BODY_EDITS.keys())
+def test_the_regions_of_an_op_alike_read_as_xdsl_reads_them(
+    ctx: Context, edit: tuple[str, str]
+) -> None:
+    text = _conds(3, " else ", "").replace(*edit)
+    assert text != _conds(3, " else ", "")
+    outcome = _outcome(FastParser, ctx, text)
+    assert outcome == _outcome(Parser, ctx, text)
+    if outcome[0] == "module":  # no use left by regions read, then dropped
+        module = FastParser(ctx, text).parse_module()
+        users = [use.operation for op in module.walk() for r in op.results for use in r.uses]
+        assert all(user.get_toplevel_object() is module for user in users)
+
+
+def test_ops_with_regions_alike_are_not_parsed_by_their_op(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1,000 `prim.cond`s with their own names and dictionaries: the op's
+    `parse` (its assembly format) reads the first; the others are built from
+    its form, their regions read by the region parser."""
+    text = _conds(1000, " else ", "")
+    calls = _counting(monkeypatch, prim.CondOp, "parse", lambda parser: "parse")
+    module = FastParser(ctx, text).parse_module()
+    assert calls["parse"] == 1
+    ops = list(cast(func.FuncOp, module.body.block.first_op).body.block.ops)
+    assert [op.attributes["tag"] for op in ops[998:1000]] == [
+        IntegerAttr(998, 64),
+        IntegerAttr(999, 64),
+    ]
+    assert first_verify_error(module) is None
+
+
+def test_a_generic_op_with_regions_is_not_read_from_a_form(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The generic form of an op continues after its last region: its header
+    line teaches no form."""
+    module = FastParser(ctx, _conds(2, " else ", "")).parse_module()
+    output = io.StringIO()
+    Printer(stream=output, print_generic_format=True).print_op(module)
+    text = output.getvalue()
+    assert text.count('"prim.cond"') == 2
+    calls = _counting(monkeypatch, FastParser, "_parse_regions_alike", lambda *_: "alike")
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+    assert calls["alike"] == 0
+
+
+@irdl_op_definition
+class RegionThenDictionaryOp(IRDLOperation):
+    """An op whose syntax goes on after its region."""
+
+    name = "test_fast_syntax.region_then_dictionary"
+    body = region_def()
+    assembly_format = "$body attr-dict"
+
+
+def test_an_op_whose_syntax_goes_on_after_its_last_region_is_not_read_from_a_form(
+    ctx: Context,
+) -> None:
+    local = ctx.clone()
+    local.load_op(RegionThenDictionaryOp)
+    op = "  test_fast_syntax.region_then_dictionary {\n  }"
+    text = f"func.func @f() {{\n{op}\n{op} {{tag = 1 : i64}}\n  func.return\n}}\n"
+    outcome = _outcome(FastParser, local, text)
+    assert outcome == _outcome(Parser, local, text)
+    assert outcome[0] == "module"
 
 
 def _op_start(text: str, op: Operation) -> int:
