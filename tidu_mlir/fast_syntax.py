@@ -110,7 +110,13 @@ from xdsl.irdl import AttrConstraint, IRDLOperation, base
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.lexer import Span, Token
-from xdsl.utils.mlir_lexer import MLIRLexer, MLIRToken, MLIRTokenKind, PunctuationSpelling
+from xdsl.utils.mlir_lexer import (
+    MLIRLexer,
+    MLIRToken,
+    MLIRTokenKind,
+    PunctuationSpelling,
+    StringLiteral,
+)
 
 AttributeT = TypeVar("AttributeT", bound=ParametrizedAttribute)
 DataT = TypeVar("DataT", bound=Data[Any])
@@ -128,14 +134,15 @@ _COMMON_TOKEN = re.compile(
     |(?P<HEX_INTEGER_LIT>0x[0-9a-fA-F]+)
     |(?P<FLOAT_LIT>[0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?)
     |(?P<INTEGER_LIT>[0-9]+)
+    |(?P<STRING_LIT>"[^"\\\n\v\f]*")
     |(?P<PUNCTUATION>->|[:,()}}\[\]<>=+/*?|-]|\{{(?!-\#)))""",
     re.ASCII | re.VERBOSE,
 )
 """Blanks and comments (as `MLIRLexer._whitespace_regex`, but possessive: no
 backtracking into long runs of them), then one of the tokens `FastLexer`
 forms itself, each group named after its kind, spelled as `MLIRLexer` lexes
-them (ASCII letters only: a non-ASCII one goes to `MLIRLexer`, as do strings,
-`...`, `{-#`, `#-}`, the end and errors)."""
+them (ASCII letters only: a non-ASCII one goes to `MLIRLexer`, as do strings
+with escapes, `...`, `{-#`, `#-}`, the end and errors)."""
 
 _KINDS: dict[str, MLIRTokenKind] = {
     **{kind.name: kind for kind in MLIRTokenKind},
@@ -158,6 +165,8 @@ class FastLexer(MLIRLexer):
         start, end = match.span(group)
         kind = _PUNCTUATION[match[group]] if group == "PUNCTUATION" else _KINDS[group]
         self.pos = end
+        if kind is MLIRTokenKind.STRING_LIT:
+            return Token(kind, StringLiteral(start, end, self.input))
         return Token(kind, Span(start, end, self.input))
 
 
@@ -223,11 +232,21 @@ _PLAIN_ARITH_CONSTANT = re.compile(
 """The operands of `arith.constant` in its plain forms: `5 : index`, an
 integer of i8 to i64 or index, or `1.5 : f64`, a decimal f64."""
 
+_STRING = r'"[^"\\\n]*"'
+_DIALECT_ATTRIBUTE = (
+    rf"#[a-zA-Z_][a-zA-Z0-9_$.]*+(?:<(?:[^<>{{}}\"\n]|{_STRING}"
+    rf"|<(?:[^<>{{}}\"\n]|{_STRING})*+>)*+>)?+(?![a-zA-Z0-9_$.<])"
+)
+"""`#dialect.name<...>`: a dialect attribute on one line, strings without
+escapes and at most one nested `<...>` in its parameters."""
+
 _ATTR_ENTRY = (
     r"([a-zA-Z_][a-zA-Z0-9_$.]*)[ \t]*=[ \t]*"
-    r"(?:(-?[0-9]{1,19})[ \t]*:[ \t]*i(8|16|32|64)(?![a-zA-Z0-9_$.])|\"([^\"\\\n]*)\")"
+    r"(?:(-?[0-9]{1,19})[ \t]*:[ \t]*i(8|16|32|64)(?![a-zA-Z0-9_$.])|\"([^\"\\\n]*)\""
+    rf"|({_DIALECT_ATTRIBUTE}))"
 )
-"""`name = 5 : i64` or `name = "text"`: an entry of a plain attribute dictionary."""
+"""`name = 5 : i64`, `name = "text"` or `name = #dialect.name<...>`: an entry
+of a plain attribute dictionary."""
 
 _PLAIN_ATTR_DICT = re.compile(
     rf"\{{[ \t]*{_ATTR_ENTRY}(?:[ \t]*,[ \t]*{_ATTR_ENTRY})*[ \t]*\}}", re.ASCII
@@ -268,15 +287,6 @@ _COMMENT_OR_LOCATION = re.compile(r"//|\bloc\b", re.ASCII)
 
 MAX_LINE_FORMS = 4096
 """The most line forms a parser keeps (inputs of ever new forms learn no more)."""
-
-
-def _dictionary_is_attributes(op: Operation, dictionary: str) -> bool:
-    """Whether the plain attribute dictionary `dictionary` of the line `op`
-    was read from is its attribute dictionary and nothing else, so that lines
-    of its form with other dictionaries are `op` with other attributes: `prim`
-    ops (whose syntaxes read `{...}` only as that) whose attributes are its
-    entries."""
-    return op.dialect_name() == "prim" and op.attributes == _plain_attr_entries(dictionary)
 
 
 def _form_may_be_learnt(line: str) -> bool:
@@ -552,20 +562,25 @@ def _integer_splat_data(element: IntegerType, number: str, count: int) -> bytes 
     return element.pack([value] * count)
 
 
-def _plain_attr_entries(text: str) -> dict[str, Attribute] | None:
+def _plain_attr_entries(text: str, known: Mapping[str, Attribute]) -> dict[str, Attribute] | None:
     """The entries of the plain attribute dictionary `text` (`_PLAIN_ATTR_DICT`)
-    as xDSL reads them (None: a repeated name, or an integer its type does not
-    hold, which xDSL reports)."""
+    as xDSL reads them, its dialect attributes those `known` by their text
+    (None: one is not, a repeated name, or an integer its type does not hold,
+    which xDSL reports)."""
     entries: dict[str, Attribute] = {}
-    for name, value, width, string in _PLAIN_ATTR_ENTRY.findall(text):
+    for name, value, width, string, other in _PLAIN_ATTR_ENTRY.findall(text):
         if name in entries:
             return None
-        if not value:
+        if other:
+            if (attribute := known.get(other)) is None:
+                return None
+            entries[name] = attribute
+        elif not value:
             entries[name] = unverified_data(StringAttr, string)
-            continue
-        if not _fits_signed(number := int(value), int(width)):
+        elif _fits_signed(number := int(value), int(width)):
+            entries[name] = integer_attr(number, _ELEMENT_TYPES[f"i{width}"])
+        else:
             return None
-        entries[name] = integer_attr(number, _ELEMENT_TYPES[f"i{width}"])
     return entries
 
 
@@ -597,6 +612,7 @@ class FastParser(Parser):
         self._text = text
         self._types: dict[str, TypeAttribute] = {}
         self._line_forms: dict[tuple[object, ...], _LineForm] = {}
+        self._attribute_texts: dict[str, Attribute] = {}
         self._regions_read = _RegionsRead()
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
@@ -686,7 +702,10 @@ class FastParser(Parser):
         without escapes (None, nothing consumed, otherwise or on a repeated
         name: the token-by-token path decides, errors included)."""
         match = _PLAIN_ATTR_DICT.match(self._text, self.pos)
-        if match is None or (entries := _plain_attr_entries(match[0])) is None:
+        if (
+            match is None
+            or (entries := _plain_attr_entries(match[0], self._attribute_texts)) is None
+        ):
             return None
         self._resume_from(match.end())
         return entries
@@ -859,8 +878,9 @@ class FastParser(Parser):
         form = self._line_forms.get(key)
         if form is None or (operands := self._values_of(parts[1::2], form)) is None:
             return None
-        attributes = None
-        if dictionary is not None and (attributes := _plain_attr_entries(dictionary)) is None:
+        known = self._attribute_texts
+        attributes = None if dictionary is None else _plain_attr_entries(dictionary, known)
+        if dictionary is not None and attributes is None:
             return None
         if form.separators is None:
             op = form.build(operands, attributes)
@@ -934,7 +954,7 @@ class FastParser(Parser):
             return
         if not _form_may_be_learnt(self._text[start:end]):
             return
-        if dictionary is not None and not _dictionary_is_attributes(op, dictionary):
+        if dictionary is not None and not self._dictionary_is_attributes(op, dictionary):
             return
         named = [self.ssa_values.get(name[1:]) for name in parts[1::2]]
         if [values[0] if values else None for values in named] != list(op.operands):
@@ -947,6 +967,25 @@ class FastParser(Parser):
             dict(op.attributes),
             separators,
         )
+
+    def _dictionary_is_attributes(self, op: Operation, dictionary: str) -> bool:
+        """Whether the plain attribute dictionary `dictionary` of the line `op`
+        was read from is its attribute dictionary and nothing else, so that lines
+        of its form with other dictionaries are `op` with other attributes: `prim`
+        ops (whose syntaxes read `{...}` only as that) whose attributes are its
+        entries. If so, the texts of its dialect attributes are learnt as the
+        attributes they read to."""
+        if op.dialect_name() != "prim":
+            return False
+        texts = {other: op.attributes.get(name) for name, *_, other in
+                 _PLAIN_ATTR_ENTRY.findall(dictionary) if other}  # fmt: skip
+        if None in texts.values():
+            return False
+        known = cast(dict[str, Attribute], texts)
+        if op.attributes != _plain_attr_entries(dictionary, self._attribute_texts | known):
+            return False
+        self._attribute_texts |= known
+        return True
 
     def _region_separators(
         self, op: Operation, end: int, regions_read: _RegionsRead
@@ -973,7 +1012,8 @@ class FastParser(Parser):
             end = start + len(self._text[start:comment].rstrip())
         head = _LINE_HEAD.match(self._text, start, end)
         body = self._text[start if head is None else head.end() : end]
-        dictionary = _PLAIN_ATTR_DICT.search(body) if "{" in body else None
+        prim_dictionary = "{" in body and body.startswith("prim.")
+        dictionary = _PLAIN_ATTR_DICT.search(body) if prim_dictionary else None
         if dictionary is not None:
             body = body[: dictionary.start()] + _DICTIONARY_HOLE + body[dictionary.end() :]
         return head, _SSA_NAMES.split(body), end, dictionary and dictionary[0]

@@ -32,7 +32,7 @@ from xdsl.utils.mlir_lexer import MLIRLexer
 
 from tidu_mlir import fast_syntax
 from tidu_mlir.diagnostics import LocatingParser, check_string_literals, first_verify_error
-from tidu_mlir.dialects import prim
+from tidu_mlir.dialects import cg, prim
 from tidu_mlir.fast_syntax import (
     FastLexer,
     FastParser,
@@ -54,6 +54,8 @@ TRICKY_TOKENS = [
     "$ x",
     ".. x",
     '"s\\n\\"" // comment\n  x // comment at the end',
+    '"" "a b" "\u00e9\u00bd" "%x = 1" "tab\there" "{}" "v\vt"',
+    '"two\nlines"',
 ]
 """Lines lexed on their own (an error ends a line's tokens): edge cases of
 identifiers, numbers and punctuation, non-ASCII letters and digits, errors."""
@@ -293,6 +295,30 @@ LINES_WITH_DICTIONARIES = {
         "%a = arith.addf %s, %s {t = 1 : i64} : f64",
         "%b = arith.addf %s, %s {t = 2 : i64} : f64",
     ),
+    "the same dialect attribute": (
+        "%a = prim.neg %x {role = #cg.linearized<[active]>, t = 1 : i64} : T",
+        "%b = prim.neg %x {role = #cg.linearized<[active]>, t = 2 : i64} : T",
+    ),
+    "another dialect attribute": (
+        "%a = prim.neg %x {role = #cg.linearized<[active]>} : T",
+        "%b = prim.neg %x {role = #cg.linearized<[fixed]>} : T",
+    ),
+    "a dialect attribute nested, with a string": (
+        '%a = prim.neg %x {k = #cg.tangent<#cg.key<"x">, 1>} : T',
+        '%b = prim.neg %x {k = #cg.tangent<#cg.key<"x">, 1>, t = 2 : i64} : T',
+    ),
+    "a dialect attribute read under another name": (
+        "%a = prim.neg %x {role = #cg.linearized<[active]>} : T",
+        "%b = prim.neg %x {other = #cg.linearized<[active]>} : T",
+    ),
+    "a dialect attribute made wrong": (
+        "%a = prim.neg %x {role = #cg.linearized<[active]>} : T",
+        "%b = prim.neg %x {role = #cg.linearized<[active}> : T",
+    ),
+    "a dialect attribute of an xDSL op": (
+        "%a = arith.addf %s, %s {role = #cg.linearized<[active, active]>} : f64",
+        "%b = arith.addf %s, %s {role = #cg.linearized<[active, active]>} : f64",
+    ),
 }
 """Pairs of lines whose second may be read from the form of the first, its
 attribute dictionary aside (`T` stands for `tensor<4xf64>`)."""
@@ -322,6 +348,24 @@ def test_lines_differing_in_their_dictionaries_and_results_are_alike(
     )
     text = f"func.func @f(%m: tensor<3x3xf64>) {{\n{body}  func.return\n}}\n"
     _assert_read_by_two_parses(ctx, monkeypatch, prim.LuOp, text)
+
+
+def test_lines_differing_in_the_tags_next_to_their_roles_are_alike(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dialect attribute in a line's dictionary (a role) is read once by its
+    own parser, then known by its text: 1,000 lines each with its own tag
+    next to a role are read by two `parse` calls and one role parse."""
+    role = "#cg.linearized<[fixed, active]>"
+    body = "".join(
+        f"  %v{i} = prim.mul %x, %y {{role = {role}, tag = {i} : i64}} : tensor<3xf64>\n"
+        for i in range(1000)
+    )
+    text = f"func.func @f(%x: tensor<3xf64>, %y: tensor<3xf64>) {{\n{body}  func.return\n}}\n"
+    _assert_read_by_two_parses(ctx, monkeypatch, prim.MulOp, text)
+    roles = _counting(monkeypatch, cg.LinearizedRoleAttr, "parse_parameters", lambda _: "role")
+    FastParser(ctx, text).parse_module()
+    assert roles["role"] == 1
 
 
 def test_a_parser_learns_a_bounded_number_of_forms(
@@ -1123,6 +1167,10 @@ ATTRIBUTE_DICTIONARIES = {
     "no type": "{a = 5}",
     "a trailing comma": "{a = 1 : i64,}",
     "a role": "{role = #cg.linearized<[active]>}",
+    "a role and a tag": "{role = #cg.linearized<[active]>, tag = 1 : i64}",
+    "an unknown dialect attribute": "{a = #nodialect.x<1>}",
+    "an alias never defined": "{a = #map}",
+    "a role with a brace": "{role = #cg.linearized<[active}]>}",
     "a line break": "{a = 1 : i64,\n b = 2 : i64}",
 }
 """Attribute dictionaries of a `prim.transpose` line: plain ones read in one
