@@ -80,6 +80,7 @@ from xdsl.dialects.builtin import (
     Float64Type,
     FloatAttr,
     FloatData,
+    FunctionType,
     IndexType,
     IntAttr,
     IntegerAttr,
@@ -282,6 +283,16 @@ _PLAIN_BLOCK_ARGUMENTS = re.compile(
     re.ASCII,
 )
 """`(%a: T, %b: U)`, a block's argument list on one line (group 1: the arguments)."""
+
+_PLAIN_FUNC_HEADER = re.compile(
+    rf"func\.func[ \t]+@(?P<name>[a-zA-Z_][a-zA-Z0-9_$.]*)[ \t]*"
+    rf"(?P<arguments>{_PLAIN_BLOCK_ARGUMENTS.pattern})"
+    rf"(?:[ \t]*->[ \t]*(?:(?P<result>{_COMPACT_TYPE.pattern})"
+    rf"|\((?P<results>[ \t]*{_TYPE_LIST}?[ \t]*)\)))?[ \t]*(?=\{{)",
+    re.ASCII,
+)
+"""`func.func @name(%a: T, %b: U) -> V` before `{`: a function's header in its
+plain form (no visibility, attributes or locations; compact types)."""
 
 _COMMENT_OR_LOCATION = re.compile(r"//|\bloc\b", re.ASCII)
 
@@ -732,6 +743,8 @@ class FastParser(Parser):
         match = _SINGLE_RESULT_OP.match(self._text, self.pos)
         stack = self._parser_state.dialect_stack
         op_type = None if match is None else self.ctx.get_optional_op(match[2], dialect_stack=stack)
+        if match is None and self._text.startswith("func.func", self.pos):
+            return self._parse_plain_func() or super().parse_operation()
         if match is None or op_type is None:
             return super().parse_operation()
         start = self._current_token.span
@@ -762,6 +775,40 @@ class FastParser(Parser):
         if op_type.name == "arith.constant":  # (xDSL's arith loads when a module uses it)
             return self._parse_plain_constant(op_type, head)
         return None
+
+    def _parse_plain_func(self) -> Operation | None:
+        """The `func.func` at the current token if its header is plain
+        (`_PLAIN_FUNC_HEADER`, of known types) and a body follows, as xDSL
+        reads it: the header read in one match, the op built directly, its
+        body read by the region parser (None, nothing consumed, otherwise)."""
+        match = _PLAIN_FUNC_HEADER.match(self._text, self.pos)
+        op_type = self.ctx.get_optional_op("func.func")
+        if match is None or op_type is None:
+            return None
+        arguments = list(_BLOCK_ARGUMENT.finditer(self._text, *match.span("arguments")))
+        results = _COMPACT_TYPE.finditer(self._text, *match.span("results"))
+        result_texts = [match["result"]] if match["result"] else [t[0] for t in results]
+        inputs = [self._known_type(argument[2]) for argument in arguments]
+        outputs = [self._known_type(text) for text in result_texts]
+        if None in inputs or None in outputs:
+            return None
+        self._resume_from(match.end())
+        source = self.lexer.input
+        entry = [Parser.Argument(Span(*argument.span(1), source), cast(Attribute, t))
+                 for argument, t in zip(arguments, inputs, strict=True)]  # fmt: skip
+        region = self.parse_region(entry)
+        function_type = unverified_attribute(
+            FunctionType, unverified_data(ArrayAttr, tuple(inputs)),
+            unverified_data(ArrayAttr, tuple(outputs)),
+        )  # fmt: skip
+        name = unverified_data(StringAttr, match["name"])
+        op = build_operation(
+            op_type, [], [], {"sym_name": name, "function_type": function_type}, {}
+        )
+        op.add_region(region)
+        if (location := self.parse_optional_location()) is not None:
+            op.location = location
+        return op
 
     def _parse_plain_constant(
         self, op_type: type[Operation], head: re.Match[str]

@@ -1077,6 +1077,55 @@ def test_plain_block_arguments_are_read_in_one_match(
     assert calls["calls"] == 0
 
 
+FUNCTION_HEADERS = {
+    "no arguments, no results": "func.func @f() {",
+    "a result": "func.func @f(%x: T) -> T {",
+    "no results in parentheses": "func.func @f(%x: T) -> () {",
+    "one result in parentheses": "func.func @f(%x: T) -> (T) {",
+    "two results": "func.func @f(%x: T, %y: U) -> (T, U) {",
+    "no blanks": "func.func @f(%x:T,%y:U)->(T,U){",
+    "a name with dots and dollars": "func.func @f.g$1(%x: T) {",
+    "a quoted name": 'func.func @"f g"(%x: T) {',
+    "a scalar argument": "func.func @f(%x: f64) -> f64 {",
+    "the same name twice": "func.func @f(%x: T, %x: T) {",
+    "private": "func.func private @f(%x: T) {",
+    "attributes": "func.func @f(%x: T) attributes {a = 1 : i64} {",
+    "argument attributes": "func.func @f(%x: T {a = 1 : i64}) {",
+    "an argument location": 'func.func @f(%x: T loc("a":1:2)) {',
+    "a line break": "func.func @f(%x: T,\n %y: U) {",
+    "a comment": "func.func @f(%x: T) // c\n {",
+    "a declaration": "func.func @f(%x: T)\n  func.func @g() {",
+    "a nested type": "func.func @f(%x: tensor<2xcomplex<f64>>) {",
+    "a missing type": "func.func @f(%x) {",
+}
+"""Headers of a function (`T`, `U` stand for tensor types) whose body returns."""
+
+
+@pytest.mark.parametrize("header", FUNCTION_HEADERS.values(), ids=FUNCTION_HEADERS.keys())
+@pytest.mark.parametrize("after", ["", ' loc("b":3:4)', "\nfunc.func @h() {\n  func.return\n}"])
+def test_function_headers_read_as_xdsl_reads_them(ctx: Context, header: str, after: str) -> None:
+    header = header.replace("T", "tensor<4xf64>").replace("U", "tensor<2x3xf32>")
+    text = f"builtin.module {{\n  {header}\n    func.return\n  }}{after}\n}}\n"
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
+def test_plain_function_headers_are_read_in_one_match(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1,000 functions of plain headers: none goes through xDSL's function
+    parser, and their body reads the arguments."""
+    functions = "".join(
+        f"func.func @f{i}(%x: tensor<3xf64>) -> tensor<3xf64> {{\n"
+        "  %y = prim.neg %x : tensor<3xf64>\n  func.return %y : tensor<3xf64>\n}\n"
+        for i in range(1000)
+    )
+    calls = _counting(monkeypatch, func.FuncOp, "parse", lambda parser: "parse")
+    module = FastParser(ctx, functions).parse_module()
+    assert calls["parse"] == 0
+    assert first_verify_error(module) is None
+    assert _outcome(FastParser, ctx, functions) == _outcome(Parser, ctx, functions)
+
+
 ARITH_CONSTANTS = {
     "index": "5 : index",
     "the least i64": "-9223372036854775808 : index",
