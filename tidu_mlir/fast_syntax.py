@@ -1138,6 +1138,15 @@ class FastParser(Parser):
         operands = [UnresolvedOperand(Span(*match.span(g), source), 0) for g in range(1, count + 1)]
         return operands, self._type_at(match.end())
 
+    def parse_optional_plain(self, pattern: re.Pattern[str]) -> re.Match[str] | None:
+        """The match of `pattern` at the next token, consumed (None, nothing
+        consumed, when it does not match): a plain piece of a syntax, such as
+        `#cg.key<"x">`, read in one match instead of a parser call per token."""
+        match = pattern.match(self._text, self.pos)
+        if match is not None:
+            self._resume_from(match.end())
+        return match
+
     def parse_optional_plain_integers(self, pattern: re.Pattern[str]) -> list[list[int]] | None:
         """The integers of the text `pattern` matches at the next token, one
         list per group of `pattern` (the whole match's if it has none), that

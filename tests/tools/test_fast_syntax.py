@@ -1126,6 +1126,42 @@ def test_plain_function_headers_are_read_in_one_match(
     assert _outcome(FastParser, ctx, functions) == _outcome(Parser, ctx, functions)
 
 
+INPUT_KEYS = {
+    "plain": '#cg.key<"x">',
+    "empty": '#cg.key<"">',
+    "an escape": '#cg.key<"a\\"b">',
+    "a letter beyond ASCII": '#cg.key<"\u00e9">',
+    "a tangent": '#cg.tangent<#cg.key<"x">, 1>',
+    "with attributes": '#cg.key<"x"> {a = 1 : i64}',
+    "no colon": '#cg.key<"x"> tensor<f64> //',
+    "unclosed": '#cg.key<"x" : tensor<f64> //',
+    "a brace inside": '#cg.key<"x}"> ',
+    "another attribute": "#cg.linearized<[active]>",
+    "blanks inside": '#cg.key< "x" >',
+}
+"""The key and what follows it of a `cg.input` line (then `: tensor<f64>`)."""
+
+
+@pytest.mark.parametrize("key", INPUT_KEYS.values(), ids=INPUT_KEYS.keys())
+def test_input_keys_read_as_xdsl_reads_them(ctx: Context, key: str) -> None:
+    text = f"builtin.module {{\n  cg.graph @f {{\n    %x = cg.input {key} : tensor<f64>\n"
+    text += "    cg.output %x : tensor<f64>\n  }\n}\n"
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
+def test_plain_input_keys_are_read_in_one_match(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    keys = "".join(f'    %x{i} = cg.input #cg.key<"x{i}"> : tensor<f64>\n' for i in range(1000))
+    text = f"builtin.module {{\n  cg.graph @f {{\n{keys}    cg.output %x0 : tensor<f64>\n  }}\n}}\n"
+    calls = _counting(monkeypatch, cg.KeyAttr, "parse_parameters", lambda parser: "key")
+    module = FastParser(ctx, text).parse_module()
+    assert calls["key"] == 0
+    assert first_verify_error(module) is None
+    graph = cast(cg.GraphOp, module.body.block.first_op)
+    assert list(graph.body.block.ops)[999].properties["key"] == cg.KeyAttr("x999")
+
+
 ARITH_CONSTANTS = {
     "index": "5 : index",
     "the least i64": "-9223372036854775808 : index",

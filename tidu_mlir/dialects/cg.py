@@ -51,6 +51,7 @@ from xdsl.traits import HasParent, IsTerminator, OpTrait, SymbolOpInterface, Sym
 from xdsl.utils.exceptions import VerifyException
 
 from tidu_mlir.diagnostics import I64_MAX, DominanceCheck, OpError, parse_int64
+from tidu_mlir.fast_syntax import FastParser, build_operation, unverified_attribute, unverified_data
 
 # --------------------------------------------------------------------------
 # Keys
@@ -546,10 +547,38 @@ class InputOp(IRDLOperation):
 
     traits = traits_def(InFragment())
 
-    assembly_format = "$key attr-dict `:` type($result)"
-
     def __init__(self, key: InputKey, result_type: Attribute):
         super().__init__(properties={"key": key}, result_types=[result_type])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> InputOp:
+        # `KEY attr-dict : T`, a plain `#cg.key<"x">` read in one match.
+        key = _parse_optional_plain_key(parser) or parser.parse_attribute()
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        return build_operation(cls, [], [parser.parse_type()], {"key": key}, attributes)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.key)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+
+_PLAIN_KEY = re.compile(r'#cg\.key<"([^"\\\n]*)">')
+"""`#cg.key<"x">`, a key whose name has no escapes."""
+
+
+def _parse_optional_plain_key(parser: Parser) -> KeyAttr | None:
+    """A plain `#cg.key<"x">` at the next token, read in one match by a
+    `FastParser` (None, nothing consumed, otherwise)."""
+    if (
+        not isinstance(parser, FastParser)
+        or (match := parser.parse_optional_plain(_PLAIN_KEY)) is None
+    ):
+        return None
+    return unverified_attribute(KeyAttr, unverified_data(StringAttr, match[1]))
 
 
 @irdl_op_definition
