@@ -90,6 +90,7 @@ from xdsl.dialects.builtin import (
     RankedStructure,
     Signedness,
     StringAttr,
+    SymbolRefAttr,
     TensorType,
     f64,
 )
@@ -303,12 +304,14 @@ MAX_LINE_FORMS = 4096
 def _form_may_be_learnt(line: str) -> bool:
     """Whether the form of `line` may be learnt: it has no comment and no
     explicit location (given to one op only), and its strings (if any) hold no
-    `%` and no escape, so that its names are those of its values."""
+    `%`, `@` and no escape, so that its names are those of its values and
+    symbols."""
     if _COMMENT_OR_LOCATION.search(line) is not None:
         return False
     if '"' not in line:
         return True
-    return "\\" not in line and not any("%" in string for string in line.split('"')[1::2])
+    strings = line.split('"')[1::2]
+    return "\\" not in line and not any("%" in text or "@" in text for text in strings)
 
 
 @functools.cache
@@ -381,11 +384,31 @@ def build_operation(
     return op
 
 
-_Line: TypeAlias = tuple[re.Match[str] | None, list[str], int, str | None]
+_Line: TypeAlias = tuple[re.Match[str] | None, list[str], int, str | None, list[str]]
 """A line as `FastParser._split_line` splits it: its `%name = ` head (if
 any), the rest's texts and SSA names alternating (a plain attribute
-dictionary in them replaced by `_DICTIONARY_HOLE`), its end, and the text of
-that dictionary (None: it has none)."""
+dictionary in them replaced by `_DICTIONARY_HOLE`, each symbol name by `@`),
+its end, the text of that dictionary (None: it has none), and its symbol
+names (without their `@`)."""
+
+_SYMBOL = re.compile(r"@([a-zA-Z_][a-zA-Z0-9_$.]*+)", re.ASCII)
+"""A bare symbol name, `@f`."""
+
+
+@dataclass(frozen=True)
+class _SymbolTarget:
+    """Where the symbol name of a line goes in the op it reads to: the
+    property (or attribute) `name`, as a `StringAttr` (a symbol's own name) or
+    a `SymbolRefAttr` (a reference)."""
+
+    in_properties: bool
+    name: str
+    reference: bool
+
+    def value(self, symbol: str) -> Attribute:
+        """What the op of a line naming `symbol` holds there."""
+        return SymbolRefAttr(symbol) if self.reference else unverified_data(StringAttr, symbol)
+
 
 _FOLLOWER = re.compile(rf"{_SKIPPED}+([a-zA-Z_][a-zA-Z0-9_$.]*|->|\S?)", re.ASCII)
 """What starts the token after a position: a bare identifier (a keyword may
@@ -410,18 +433,28 @@ class _LineForm:
     separators: tuple[str, ...] | None = None
     """For the line that opens the first region of an op (`_RegionsRead`):
     the texts between its regions (None: an op without regions)."""
+    symbol_targets: tuple[_SymbolTarget, ...] = ()
+    """Where each symbol name of the line goes."""
 
     def build(
         self,
         operands: Sequence[SSAValue],
         attributes: Mapping[str, Attribute] | None = None,
         regions: Sequence[Region] = (),
+        symbols: Sequence[str] = (),
     ) -> Operation:
         """The op of this form with `operands`, `attributes` (None: the
-        form's, for a line without an attribute dictionary) and `regions`."""
+        form's, for a line without an attribute dictionary), `regions` and
+        `symbols` (the symbol names of its line)."""
+        properties = self.properties
         if attributes is None:
             attributes = self.attributes
-        op = build_operation(self.op_type, operands, self.result_types, self.properties, attributes)
+        if self.symbol_targets:
+            properties, attributes = dict(properties), dict(attributes)
+            for target, symbol in zip(self.symbol_targets, symbols, strict=True):
+                table = properties if target.in_properties else attributes
+                table[target.name] = target.value(symbol)
+        op = build_operation(self.op_type, operands, self.result_types, properties, attributes)
         for region in regions:
             op.add_region(region)
         return op
@@ -443,18 +476,46 @@ class _RegionsRead:
 
 
 @functools.cache
+def _assembly_format(op_type: type[Operation]) -> str | None:
+    """The declarative assembly format of `op_type`'s syntax (None: it has
+    another)."""
+    if not issubclass(op_type, IRDLOperation):
+        return None
+    return op_type.get_irdl_definition().assembly_format
+
+
+@functools.cache
 def _format_ends_with_region(op_type: type[Operation]) -> bool:
     """Whether `op_type`'s syntax is a declarative assembly format that ends
     with its last region: what opens its first region at the end of a line,
     and the text between the regions, then determine the op (regions aside),
     and nothing follows its last region."""
-    if not issubclass(op_type, IRDLOperation):
+    if (assembly_format := _assembly_format(op_type)) is None:
         return False
-    definition = op_type.get_irdl_definition()
-    if definition.assembly_format is None or not definition.regions:
-        return False
-    last_region = definition.regions[-1][0]
-    return definition.assembly_format.rstrip().endswith(f"${last_region}")
+    regions = cast(type[IRDLOperation], op_type).get_irdl_definition().regions
+    return bool(regions) and assembly_format.rstrip().endswith(f"${regions[-1][0]}")
+
+
+def _symbol_targets(op: Operation, symbols: Sequence[str]) -> tuple[_SymbolTarget, ...] | None:
+    """Where the symbol names `symbols` of the line `op` was read from went,
+    if its syntax is a declarative assembly format (which reads a symbol name
+    to a property or attribute of its own, a `StringAttr` or a
+    `SymbolRefAttr`) and each went to one place, no other holding the same
+    (None otherwise)."""
+    if not symbols:
+        return ()
+    if _assembly_format(type(op)) is None:
+        return None
+    targets: list[_SymbolTarget] = []
+    for symbol in symbols:
+        values = {unverified_data(StringAttr, symbol): False, SymbolRefAttr(symbol): True}
+        found = [_SymbolTarget(in_properties, name, values[value])
+                 for in_properties, table in ((True, op.properties), (False, op.attributes))
+                 for name, value in table.items() if value in values]  # fmt: skip
+        if len(found) != 1 or found[0] in targets:
+            return None
+        targets.append(found[0])
+    return tuple(targets)
 
 
 @functools.cache
@@ -921,8 +982,10 @@ class FastParser(Parser):
         """The op on `line` if a line of its form (`key`, `_LineForm`) was read
         before and its names are defined with the types of that form (None,
         nothing consumed, otherwise)."""
-        head, parts, end, dictionary = line
+        head, parts, end, dictionary, symbols = line
         form = self._line_forms.get(key)
+        if form is None and symbols:  # (the form of a line with these very symbols)
+            form = self._line_forms.get((*key, *symbols))
         if form is None or (operands := self._values_of(parts[1::2], form)) is None:
             return None
         known = self._attribute_texts
@@ -930,13 +993,13 @@ class FastParser(Parser):
         if dictionary is not None and attributes is None:
             return None
         if form.separators is None:
-            op = form.build(operands, attributes)
+            op = form.build(operands, attributes, (), symbols)
             self._resume_from(end)
         elif (regions := self._parse_regions_alike(form.op_type, end - 1, form.separators)) is None:
             self._resume_from(start)
             return None
         else:
-            op = form.build(operands, attributes, regions)
+            op = form.build(operands, attributes, regions, symbols)
         op = self._located(op, start)
         if head is not None:
             self._register_results(head, op)
@@ -987,12 +1050,14 @@ class FastParser(Parser):
     ) -> None:
         """Keep the form (`key`) of `line`, from `start`, that read to `op`, if the op
         fills the line (or the line opens its regions: `_region_separators`),
-        has no successors, no explicit location, and its operands are the
-        values of the line's names in their order (then each name of the line
-        is an operand: its results, if any, are named by its head)."""
+        has no successors, no explicit location, its operands are the values
+        of the line's names in their order (then each name of the line is an
+        operand: its results, if any, are named by its head); a form for
+        lines of any symbol names if each went to one place
+        (`_symbol_targets`), else for lines of these symbols."""
         if len(self._line_forms) >= MAX_LINE_FORMS or op.successors:
             return
-        _, parts, end, dictionary = line
+        _, parts, end, dictionary, symbols = line
         separators = None
         if op.regions:
             if (separators := self._region_separators(op, end, regions_read)) is None:
@@ -1006,6 +1071,8 @@ class FastParser(Parser):
         named = [self.ssa_values.get(name[1:]) for name in parts[1::2]]
         if [values[0] if values else None for values in named] != list(op.operands):
             return  # (SSA values compare by identity)
+        if (symbol_targets := _symbol_targets(op, symbols)) is None:
+            key, symbol_targets = (*key, *symbols), ()  # (a form for these symbols only)
         self._line_forms[key] = _LineForm(
             type(op),
             tuple(operand.type for operand in op.operands),
@@ -1013,6 +1080,7 @@ class FastParser(Parser):
             dict(op.properties),
             dict(op.attributes),
             separators,
+            symbol_targets,
         )
 
     def _dictionary_is_attributes(self, op: Operation, dictionary: str) -> bool:
@@ -1063,7 +1131,10 @@ class FastParser(Parser):
         dictionary = _PLAIN_ATTR_DICT.search(body) if prim_dictionary else None
         if dictionary is not None:
             body = body[: dictionary.start()] + _DICTIONARY_HOLE + body[dictionary.end() :]
-        return head, _SSA_NAMES.split(body), end, dictionary and dictionary[0]
+        symbols = _SYMBOL.findall(body) if "@" in body else []
+        if symbols:
+            body = _SYMBOL.sub("@", body)
+        return head, _SSA_NAMES.split(body), end, dictionary and dictionary[0], symbols
 
     def _line_key(self, line: _Line) -> tuple[object, ...]:
         """What identifies the form of a line: its texts between names (its
@@ -1071,7 +1142,7 @@ class FastParser(Parser):
         an attribute dictionary, the dialects that name its op, and what
         follows the line (an op with optional parts, such as `func.return`
         and its operands, reads on into the next line when it can)."""
-        head, parts, end, dictionary = line
+        head, parts, end, dictionary, _ = line
         return (
             tuple(self._parser_state.dialect_stack),
             0 if head is None else head[1].count("%"),

@@ -368,6 +368,82 @@ def test_lines_differing_in_the_tags_next_to_their_roles_are_alike(
     assert roles["role"] == 1
 
 
+LINES_WITH_SYMBOLS = {
+    "another callee": (
+        "%a = func.call @g(%x) : (T) -> T",
+        "%b = func.call @h(%x) : (T) -> T",
+    ),
+    "a callee with dots": (
+        "%a = func.call @g(%x) : (T) -> T",
+        "%b = func.call @g.h$1(%x) : (T) -> T",
+    ),
+    "a nested reference": (
+        "%a = func.call @g(%x) : (T) -> T",
+        "%b = func.call @g::@h(%x) : (T) -> T",
+    ),
+    "a quoted symbol": (
+        "%a = func.call @g(%x) : (T) -> T",
+        '%b = func.call @"g h"(%x) : (T) -> T',
+    ),
+    "the callee in an attribute too": (
+        "%a = func.call @g(%x) {other = @g} : (T) -> T",
+        "%b = func.call @h(%x) {other = @h} : (T) -> T",
+    ),
+    "a symbol in a string": (
+        '%a = func.call @g(%x) {s = "@g"} : (T) -> T',
+        '%b = func.call @g(%x) {s = "@h"} : (T) -> T',
+    ),
+    "a symbol of a custom syntax": (
+        "%a = func.call @g(%x) : (T) -> T",
+        "func.func @k(%y: T) -> T {\n  func.return %y : T\n}",
+    ),
+}
+"""Pairs of lines of a function (`T` stands for `tensor<4xf64>`, `@g` and
+`@h` are defined) whose second may be read from the form of the first, its
+symbol names aside."""
+
+
+@pytest.mark.parametrize("pair", LINES_WITH_SYMBOLS.values(), ids=LINES_WITH_SYMBOLS.keys())
+def test_lines_with_their_own_symbols_read_as_xdsl_reads_them(
+    ctx: Context, pair: tuple[str, str]
+) -> None:
+    body = "\n".join(f"  {line}" for line in pair).replace("T", "tensor<4xf64>")
+    callee = "func.func @{}(%x: T) -> T {{\n  func.return %x : T\n}}\n"
+    callees = "".join(callee.format(name) for name in ("g", "h")).replace("T", "tensor<4xf64>")
+    text = f"{callees}func.func @f(%x: tensor<4xf64>) {{\n{body}\n  func.return\n}}\n"
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
+def test_lines_differing_in_their_symbols_are_alike(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1,000 calls of distinct callees are read by two `parse` calls."""
+    body = "".join(f"  %c{i} = func.call @g{i}(%x) : (tensor<3xf64>) -> tensor<3xf64>\n"
+                   for i in range(1000))  # fmt: skip
+    text = f"func.func @f(%x: tensor<3xf64>) {{\n{body}  func.return\n}}\n"
+    _assert_read_by_two_parses(ctx, monkeypatch, func.CallOp, text)
+
+
+def test_fragments_of_their_own_names_are_alike(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1,000 `cg.graph`s, each of its own name: the first header line is
+    read by the op's `parse`, the others from its form (their symbol names
+    and regions aside)."""
+    graph = (
+        "  cg.graph @f{} {{\n"
+        '    %x = cg.input #cg.key<"x"> : tensor<f64>\n'
+        "    %p = prim.mul %x, %x : tensor<f64>\n"
+        "    cg.output %p : tensor<f64>\n  }}\n"
+    )
+    text = "builtin.module {\n" + "".join(graph.format(i) for i in range(1000)) + "}\n"
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+    calls = _counting(monkeypatch, cg.GraphOp, "parse", lambda parser: "parse")
+    module = FastParser(ctx, text).parse_module()
+    assert calls["parse"] == 1
+    assert first_verify_error(module) is None
+
+
 def test_a_parser_learns_a_bounded_number_of_forms(
     ctx: Context, monkeypatch: pytest.MonkeyPatch
 ) -> None:
