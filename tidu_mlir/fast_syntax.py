@@ -92,7 +92,6 @@ from xdsl.dialects.builtin import (
     StringAttr,
     SymbolRefAttr,
     TensorType,
-    f64,
 )
 from xdsl.ir import (
     Attribute,
@@ -228,11 +227,11 @@ _PLAIN_DENSE_SPLAT = re.compile(
 
 _PLAIN_ARITH_CONSTANT = re.compile(
     r"[ \t]+(?:(-?[0-9]{1,19})[ \t]*:[ \t]*(index|i8|i16|i32|i64)"
-    r"|(-?[0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?)[ \t]*:[ \t]*f64)(?![a-zA-Z0-9_$.<])",
+    r"|(-?[0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?)[ \t]*:[ \t]*(f64|f32))(?![a-zA-Z0-9_$.<])",
     re.ASCII,
 )
 """The operands of `arith.constant` in its plain forms: `5 : index`, an
-integer of i8 to i64 or index, or `1.5 : f64`, a decimal f64."""
+integer of i8 to i64 or index, or `1.5 : f64`, a decimal f64 or f32."""
 
 _STRING = r'"[^"\\\n]*"'
 _DIALECT_ATTRIBUTE = (
@@ -286,14 +285,21 @@ _PLAIN_BLOCK_ARGUMENTS = re.compile(
 """`(%a: T, %b: U)`, a block's argument list on one line (group 1: the arguments)."""
 
 _PLAIN_FUNC_HEADER = re.compile(
-    rf"func\.func[ \t]+@(?P<name>[a-zA-Z_][a-zA-Z0-9_$.]*)[ \t]*"
+    rf"func\.func[ \t]+(?:(?P<visibility>private|public|nested)[ \t]+)?"
+    rf"@(?P<name>[a-zA-Z_][a-zA-Z0-9_$.]*)[ \t]*"
     rf"(?P<arguments>{_PLAIN_BLOCK_ARGUMENTS.pattern})"
     rf"(?:[ \t]*->[ \t]*(?:(?P<result>{_COMPACT_TYPE.pattern})"
     rf"|\((?P<results>[ \t]*{_TYPE_LIST}?[ \t]*)\)))?[ \t]*(?=\{{)",
     re.ASCII,
 )
-"""`func.func @name(%a: T, %b: U) -> V` before `{`: a function's header in its
-plain form (no visibility, attributes or locations; compact types)."""
+"""`func.func private @name(%a: T, %b: U) -> V` before `{`: a function's
+header in its plain form (no attributes or locations; compact types)."""
+
+_PLAIN_RETURN = re.compile(
+    rf"func\.return[ \t]+((?:{_SSA_NAME}[ \t]*,[ \t]*)*{_SSA_NAME})[ \t]*:[ \t]*{_TYPE_LIST}",
+    re.ASCII,
+)
+"""`func.return %a, %b : T, U` of compact types on one line."""
 
 _COMMENT_OR_LOCATION = re.compile(r"//|\bloc\b", re.ASCII)
 
@@ -804,8 +810,9 @@ class FastParser(Parser):
         match = _SINGLE_RESULT_OP.match(self._text, self.pos)
         stack = self._parser_state.dialect_stack
         op_type = None if match is None else self.ctx.get_optional_op(match[2], dialect_stack=stack)
-        if match is None and self._text.startswith("func.func", self.pos):
-            return self._parse_plain_func() or super().parse_operation()
+        if match is None and self._text.startswith("func.", self.pos):
+            plain = self._parse_plain_func() or self._parse_plain_return()
+            return plain or super().parse_operation()
         if match is None or op_type is None:
             return super().parse_operation()
         start = self._current_token.span
@@ -862,27 +869,55 @@ class FastParser(Parser):
             FunctionType, unverified_data(ArrayAttr, tuple(inputs)),
             unverified_data(ArrayAttr, tuple(outputs)),
         )  # fmt: skip
-        name = unverified_data(StringAttr, match["name"])
-        op = build_operation(
-            op_type, [], [], {"sym_name": name, "function_type": function_type}, {}
-        )
+        properties = {"sym_name": unverified_data(StringAttr, match["name"]),
+                      "function_type": function_type}  # fmt: skip
+        if match["visibility"] is not None:
+            properties["sym_visibility"] = unverified_data(StringAttr, match["visibility"])
+        op = build_operation(op_type, [], [], properties, {})
         op.add_region(region)
         if (location := self.parse_optional_location()) is not None:
             op.location = location
         return op
 
+    def _parse_plain_return(self) -> Operation | None:
+        """The `func.return` at the current token if its operands and their
+        known types are on its line and end it (`_PLAIN_RETURN`; no `,` or
+        location follows), as xDSL reads it (None, nothing consumed, otherwise)."""
+        match = _PLAIN_RETURN.match(self._text, self.pos)
+        op_type = self.ctx.get_optional_op("func.return")
+        if match is None or op_type is None:
+            return None
+        after = _BLANK.match(self._text, match.end()).end()  # pyright: ignore[reportOptionalMemberAccess]
+        if "\n" not in self._text[match.end() : after] or self._text.startswith(
+            (",", "loc"), after
+        ):
+            return None
+        names = list(_SSA_NAMES.finditer(self._text, *match.span(1)))
+        types = [self._known_type(t[0]) for t in _COMPACT_TYPE.finditer(self._text, *match.span(2))]
+        if len(types) != len(names) or None in types:
+            return None
+        operands = [self._plain_operand(name.span(), cast(Attribute, t))
+                    for name, t in zip(names, types, strict=True)]  # fmt: skip
+        self._resume_from(match.end())
+        return build_operation(op_type, operands, [], {}, {})
+
     def _parse_plain_constant(
         self, op_type: type[Operation], head: re.Match[str]
     ) -> Operation | None:
         """The `arith.constant` `head` starts, if its value is in a plain form
-        (`_PLAIN_ARITH_CONSTANT`; an integer the type holds as a signed number)
-        (None, nothing consumed, otherwise)."""
+        (`_PLAIN_ARITH_CONSTANT`; an integer the type holds as a signed number,
+        a float it holds as a finite number) (None, nothing consumed,
+        otherwise)."""
         match = _PLAIN_ARITH_CONSTANT.match(self._text, head.end())
         if match is None:
             return None
         if match[3] is not None:
-            value_type: TypeAttribute = f64
-            value: Attribute = unverified_attribute(FloatAttr, FloatData(float(match[3])), f64)
+            value_type: TypeAttribute = _ELEMENT_TYPES[match[4]]
+            data = _float_splat_data(cast(Float32Type | Float64Type, value_type), match[3], 1)
+            if data is None:
+                return None
+            number = cast(Float32Type | Float64Type, value_type).unpack(data, 1)[0]
+            value: Attribute = unverified_attribute(FloatAttr, FloatData(number), value_type)
         else:
             value_type, number = _ELEMENT_TYPES[match[2]], int(match[1])
             width = 64 if match[2] == "index" else int(match[2][1:])

@@ -1165,6 +1165,9 @@ FUNCTION_HEADERS = {
     "a scalar argument": "func.func @f(%x: f64) -> f64 {",
     "the same name twice": "func.func @f(%x: T, %x: T) {",
     "private": "func.func private @f(%x: T) {",
+    "public, two blanks": "func.func public  @f(%x: T) -> T {",
+    "nested": "func.func nested @f() {",
+    "another visibility": "func.func hidden @f() {",
     "attributes": "func.func @f(%x: T) attributes {a = 1 : i64} {",
     "argument attributes": "func.func @f(%x: T {a = 1 : i64}) {",
     "an argument location": 'func.func @f(%x: T loc("a":1:2)) {',
@@ -1188,10 +1191,10 @@ def test_function_headers_read_as_xdsl_reads_them(ctx: Context, header: str, aft
 def test_plain_function_headers_are_read_in_one_match(
     ctx: Context, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """1,000 functions of plain headers: none goes through xDSL's function
-    parser, and their body reads the arguments."""
+    """1,000 functions of plain headers, half of them private: none goes
+    through xDSL's function parser, and their body reads the arguments."""
     functions = "".join(
-        f"func.func @f{i}(%x: tensor<3xf64>) -> tensor<3xf64> {{\n"
+        f"func.func {'private ' * (i % 2)}@f{i}(%x: tensor<3xf64>) -> tensor<3xf64> {{\n"
         "  %y = prim.neg %x : tensor<3xf64>\n  func.return %y : tensor<3xf64>\n}\n"
         for i in range(1000)
     )
@@ -1238,6 +1241,48 @@ def test_plain_input_keys_are_read_in_one_match(
     assert list(graph.body.block.ops)[999].properties["key"] == cg.KeyAttr("x999")
 
 
+RETURNS = {
+    "one value": "func.return %x : T",
+    "two values": "func.return %x, %y : T, U",
+    "a type list going on": "func.return %x, %y : T,\n U",
+    "a type list going on after its values": "func.return %x : T,\n U",
+    "a location on the next line": 'func.return %x : T\n  loc("a":1:2)',
+    "a location": 'func.return %x : T loc("a":1:2)',
+    "a comment": "func.return %x : T // c",
+    "too few types": "func.return %x, %y : T",
+    "too many types": "func.return %x : T, U",
+    "another type": "func.return %x : U",
+    "an undefined value": "func.return %z : T",
+    "a scalar type": "func.return %s : f64",
+    "a value of a tuple": "func.return %x#0 : T",
+    "bare": "func.return",
+}
+"""The last line of a function returning `(T, U, f64)` (`T`, `U` tensor
+types), with arguments `%x: T, %y: U, %s: f64`, valid or not."""
+
+
+@pytest.mark.parametrize("line", RETURNS.values(), ids=RETURNS.keys())
+@pytest.mark.parametrize("after", ["\n}\n", "}"])
+def test_returns_read_as_xdsl_reads_them(ctx: Context, line: str, after: str) -> None:
+    header = "func.func @f(%x: T, %y: U, %s: f64) -> (T, U, f64) {"
+    text = f"{header}\n  {line}{after}".replace("T", "tensor<4xf64>").replace("U", "tensor<2xf32>")
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
+def test_plain_returns_are_read_in_one_match(ctx: Context, monkeypatch: pytest.MonkeyPatch) -> None:
+    """1,000 functions each of its own type: no `func.return` goes through
+    xDSL's parser for its syntax."""
+    functions = "".join(
+        f"func.func @f{i}(%x: tensor<{i + 1}xf64>) -> tensor<{i + 1}xf64> {{\n"
+        f"  func.return %x : tensor<{i + 1}xf64>\n}}\n"
+        for i in range(1000)
+    )
+    calls = _counting(monkeypatch, func.ReturnOp, "parse", lambda parser: "parse")
+    module = FastParser(ctx, functions).parse_module()
+    assert calls["parse"] == 0
+    assert first_verify_error(module) is None
+
+
 ARITH_CONSTANTS = {
     "index": "5 : index",
     "the least i64": "-9223372036854775808 : index",
@@ -1252,6 +1297,10 @@ ARITH_CONSTANTS = {
     "beyond float64": "1.0e400 : f64",
     "an integer for f64": "7 : f64",
     "f32": "1.5 : f32",
+    "f32 rounded": "0.1 : f32",
+    "beyond f32": "1.0e39 : f32",
+    "below the least f32": "1.0e-50 : f32",
+    "a negative f32": "-3.25e2 : f32",
     "hexadecimal": "0x10 : i32",
     "blanks": "  3:i32",
     "a location": "3 : i32 loc(unknown)",
@@ -1272,10 +1321,11 @@ def test_arith_constants_read_as_xdsl_reads_them(ctx: Context, value: str) -> No
 def test_plain_arith_constants_are_read_in_one_match(
     ctx: Context, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """2,000 constants of distinct values: no call to the op's syntax."""
+    """3,000 constants of distinct values: no call to the op's syntax."""
     calls = _counting(monkeypatch, arith.ConstantOp, "parse", lambda parser: "parse")
     body = "".join(
         f"  %i{i} = arith.constant {i} : index\n  %f{i} = arith.constant {i}.25 : f64\n"
+        f"  %s{i} = arith.constant {i}.5 : f32\n"
         for i in range(1000)
     )
     FastParser(ctx, f"func.func @f() {{\n{body}  func.return\n}}\n").parse_module()
