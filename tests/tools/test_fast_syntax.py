@@ -1211,6 +1211,15 @@ INPUT_KEYS = {
     "an escape": '#cg.key<"a\\"b">',
     "a letter beyond ASCII": '#cg.key<"\u00e9">',
     "a tangent": '#cg.tangent<#cg.key<"x">, 1>',
+    "a tangent of a tangent": '#cg.tangent<#cg.tangent<#cg.key<"x">, 1>, 2>',
+    "a tangent without a blank": '#cg.tangent<#cg.key<"x">,1>',
+    "a tangent of pass 0": '#cg.tangent<#cg.key<"x">, 0>',
+    "a tangent beyond i64": '#cg.tangent<#cg.key<"x">, 99999999999999999999>',
+    "a tangent of a negative pass": '#cg.tangent<#cg.key<"x">, -1>',
+    "a tangent of a residual": "#cg.tangent<#cg.residual<0, 1>, 2>",
+    "a cotangent": "#cg.cotangent<0, 2>",
+    "a residual": "#cg.residual<3, 12>",
+    "a residual with leading zeros": "#cg.residual<03, 012>",
     "with attributes": '#cg.key<"x"> {a = 1 : i64}',
     "no colon": '#cg.key<"x"> tensor<f64> //',
     "unclosed": '#cg.key<"x" : tensor<f64> //',
@@ -1231,14 +1240,23 @@ def test_input_keys_read_as_xdsl_reads_them(ctx: Context, key: str) -> None:
 def test_plain_input_keys_are_read_in_one_match(
     ctx: Context, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    keys = "".join(f'    %x{i} = cg.input #cg.key<"x{i}"> : tensor<f64>\n' for i in range(1000))
+    keys = "".join(f'    %x{i} = cg.input #cg.key<"x{i}"> : tensor<f64>\n'
+                   f'    %t{i} = cg.input #cg.tangent<#cg.key<"x{i}">, 1> : tensor<f64>\n'
+                   f"    %r{i} = cg.input #cg.residual<{i}, 2> : tensor<f64>\n"
+                   for i in range(1000))  # fmt: skip
     text = f"builtin.module {{\n  cg.graph @f {{\n{keys}    cg.output %x0 : tensor<f64>\n  }}\n}}\n"
-    calls = _counting(monkeypatch, cg.KeyAttr, "parse_parameters", lambda parser: "key")
+    calls = [_counting(monkeypatch, key_type, "parse_parameters", lambda parser: "key")
+             for key_type in (cg.KeyAttr, cg.TangentKeyAttr, cg.ResidualKeyAttr)]  # fmt: skip
     module = FastParser(ctx, text).parse_module()
-    assert calls["key"] == 0
+    assert [counted["key"] for counted in calls] == [0, 0, 0]
     assert first_verify_error(module) is None
     graph = cast(cg.GraphOp, module.body.block.first_op)
-    assert list(graph.body.block.ops)[999].properties["key"] == cg.KeyAttr("x999")
+    ops = list(graph.body.block.ops)
+    assert [op.properties["key"] for op in ops[2997:3000]] == [
+        cg.KeyAttr("x999"),
+        cg.TangentKeyAttr(cg.KeyAttr("x999"), 1),
+        cg.ResidualKeyAttr(999, 2),
+    ]
 
 
 RETURNS = {

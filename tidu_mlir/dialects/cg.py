@@ -51,7 +51,13 @@ from xdsl.traits import HasParent, IsTerminator, OpTrait, SymbolOpInterface, Sym
 from xdsl.utils.exceptions import VerifyException
 
 from tidu_mlir.diagnostics import I64_MAX, DominanceCheck, OpError, parse_int64
-from tidu_mlir.fast_syntax import FastParser, build_operation, unverified_attribute, unverified_data
+from tidu_mlir.fast_syntax import (
+    FastParser,
+    build_operation,
+    int_attr,
+    unverified_attribute,
+    unverified_data,
+)
 
 # --------------------------------------------------------------------------
 # Keys
@@ -566,19 +572,37 @@ class InputOp(IRDLOperation):
         printer.print_attribute(self.result.type)
 
 
-_PLAIN_KEY = re.compile(r'#cg\.key<"([^"\\\n]*)">')
-"""`#cg.key<"x">`, a key whose name has no escapes."""
+_PLAIN_KEY = re.compile(
+    r'#cg\.key<"([^"\\\n]*)">'
+    r'|#cg\.tangent<#cg\.key<"([^"\\\n]*)">,[ \t]*([0-9]{1,18})>'
+    r"|#cg\.(cotangent|residual)<([0-9]{1,18}),[ \t]*([0-9]{1,18})>"
+)
+"""An input key as printed: `#cg.key<"x">` (a name without escapes), its
+tangent `#cg.tangent<#cg.key<"x">, 1>`, `#cg.cotangent<0, 2>` or
+`#cg.residual<0, 2>` (numbers of up to 18 digits)."""
 
 
-def _parse_optional_plain_key(parser: Parser) -> KeyAttr | None:
-    """A plain `#cg.key<"x">` at the next token, read in one match by a
-    `FastParser` (None, nothing consumed, otherwise)."""
+def _parse_optional_plain_key(parser: Parser) -> InputKey | None:
+    """An input key in its plain form (`_PLAIN_KEY`) at the next token, read
+    in one match by a `FastParser` (None, nothing consumed, otherwise)."""
     if (
         not isinstance(parser, FastParser)
         or (match := parser.parse_optional_plain(_PLAIN_KEY)) is None
     ):
         return None
-    return unverified_attribute(KeyAttr, unverified_data(StringAttr, match[1]))
+    if match[1] is not None:
+        return _unverified_key(match[1])
+    if match[2] is not None:
+        return unverified_attribute(
+            TangentKeyAttr, _unverified_key(match[2]), int_attr(int(match[3]))
+        )
+    numbered = CotangentKeyAttr if match[4] == "cotangent" else ResidualKeyAttr
+    return unverified_attribute(numbered, int_attr(int(match[5])), int_attr(int(match[6])))
+
+
+def _unverified_key(name: str) -> KeyAttr:
+    """`KeyAttr(name)`, unverified (a string parameter)."""
+    return unverified_attribute(KeyAttr, unverified_data(StringAttr, name))
 
 
 @irdl_op_definition
