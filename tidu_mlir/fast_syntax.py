@@ -110,7 +110,7 @@ from xdsl.ir import (
 from xdsl.irdl import AttrConstraint, IRDLOperation, base
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
-from xdsl.utils.lexer import Span, Token
+from xdsl.utils.lexer import Input, Span, Token
 from xdsl.utils.mlir_lexer import (
     MLIRLexer,
     MLIRToken,
@@ -233,17 +233,20 @@ _PLAIN_ARITH_CONSTANT = re.compile(
 """The operands of `arith.constant` in its plain forms: `5 : index`, an
 integer of i8 to i64 or index, or `1.5 : f64`, a decimal f64 or f32."""
 
-_STRING = r'"[^"\\\n]*"'
+PLAIN_STRING = r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-7][0-9A-Fa-f]))*"'
+"""A string literal on one line whose escapes (`\\n`, `\\"`, `\\22`) stand for
+ASCII characters: its value is text (as xDSL's parser reads it)."""
+
 _DIALECT_ATTRIBUTE = (
-    rf"#[a-zA-Z_][a-zA-Z0-9_$.]*+(?:<(?:[^<>{{}}\"\n]|{_STRING}"
-    rf"|<(?:[^<>{{}}\"\n]|{_STRING})*+>)*+>)?+(?![a-zA-Z0-9_$.<])"
+    rf"#[a-zA-Z_][a-zA-Z0-9_$.]*+(?:<(?:[^<>{{}}\"\n]|{PLAIN_STRING}"
+    rf"|<(?:[^<>{{}}\"\n]|{PLAIN_STRING})*+>)*+>)?+(?![a-zA-Z0-9_$.<])"
 )
-"""`#dialect.name<...>`: a dialect attribute on one line, strings without
-escapes and at most one nested `<...>` in its parameters."""
+"""`#dialect.name<...>`: a dialect attribute on one line, plain strings
+(`PLAIN_STRING`) and at most one nested `<...>` in its parameters."""
 
 _ATTR_ENTRY = (
     r"([a-zA-Z_][a-zA-Z0-9_$.]*)[ \t]*=[ \t]*"
-    r"(?:(-?[0-9]{1,19})[ \t]*:[ \t]*i(8|16|32|64)(?![a-zA-Z0-9_$.])|\"([^\"\\\n]*)\""
+    rf"(?:(-?[0-9]{{1,19}})[ \t]*:[ \t]*i(8|16|32|64)(?![a-zA-Z0-9_$.])|({PLAIN_STRING})"
     rf"|({_DIALECT_ATTRIBUTE}))"
 )
 """`name = 5 : i64`, `name = "text"` or `name = #dialect.name<...>`: an entry
@@ -560,6 +563,14 @@ def unverified_data(attribute_type: type[DataT], data: object) -> DataT:
     return attribute
 
 
+def string_value(literal: str) -> str:
+    """The value of the string literal `literal` (`PLAIN_STRING`, quotes
+    included) as xDSL's parser reads it."""
+    if "\\" not in literal:
+        return literal[1:-1]
+    return StringLiteral(0, len(literal), Input(literal, "<string>")).string_contents
+
+
 def int_attr(value: int) -> IntAttr:
     """`IntAttr(value)` for an int, unverified (`unverified_data`)."""
     return unverified_data(IntAttr, value)
@@ -654,7 +665,7 @@ def _plain_attr_entries(text: str, known: Mapping[str, Attribute]) -> dict[str, 
                 return None
             entries[name] = attribute
         elif not value:
-            entries[name] = unverified_data(StringAttr, string)
+            entries[name] = unverified_data(StringAttr, string_value(string))
         elif _fits_signed(number := int(value), int(width)):
             entries[name] = integer_attr(number, _ELEMENT_TYPES[f"i{width}"])
         else:

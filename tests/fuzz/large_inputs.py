@@ -217,6 +217,128 @@ def error_after_distinct_iotas() -> LargeInput:
     )
 
 
+def _error_after_units(
+    name: str, unit: Callable[[int], str], before: str, after: str
+) -> LargeInput:
+    """`before`, 1 MB of `unit(i)` (a piece of one or more lines, `i` its
+    number), then `after`, which uses the undefined value `%nope`."""
+    units: list[str] = []
+    size = 0
+    while size < MEGABYTE:
+        units.append(unit(len(units)))
+        size += len(units[-1]) + 1
+    head = before + "\n".join(units) + "\n"
+    error_line = head.count("\n") + after[: after.index("%nope")].count("\n") + 1
+    return LargeInput(name, head + after, False, error_line)
+
+
+_UNDEFINED_RESULT = (
+    "func.func @z(%x: tensor<f64>) -> tensor<f64> {\n  func.return %nope : tensor<f64>\n}\n"
+)
+_GRAPH_HEAD = 'builtin.module {\n  cg.graph @f {\n    %x = cg.input #cg.key<"x"> : tensor<f64>\n'
+_GRAPH_UNDEFINED_OUTPUT = "    cg.output %nope : tensor<f64>\n  }\n}\n"
+
+
+def error_after_functions() -> LargeInput:
+    """1 MB of small functions, each of its own name, every other one private."""
+    return _error_after_units(
+        "error after functions",
+        lambda i: (
+            f"func.func {'private ' * (i % 2)}@f{i}(%x: tensor<f64>) -> tensor<f64> {{\n"
+            "  %y = prim.neg %x : tensor<f64>\n  func.return %y : tensor<f64>\n}"
+        ),
+        "",
+        _UNDEFINED_RESULT,
+    )
+
+
+def error_after_functions_of_distinct_types() -> LargeInput:
+    """1 MB of small functions, each of its own type (no line like another)."""
+    return _error_after_units(
+        "error after distinct functions",
+        lambda i: (
+            f"func.func @f{i}(%x: tensor<{i + 1}xf64>) -> tensor<{i + 1}xf64> {{\n"
+            f"  func.return %x : tensor<{i + 1}xf64>\n}}"
+        ),
+        "",
+        _UNDEFINED_RESULT,
+    )
+
+
+def error_after_fragments() -> LargeInput:
+    """1 MB of `cg.graph` fragments, each of its own name."""
+    return _error_after_units(
+        "error after fragments",
+        lambda i: (
+            f"  cg.graph @f{i} {{\n"
+            '    %x = cg.input #cg.key<"x"> : tensor<f64>\n'
+            "    %p = prim.mul %x, %x : tensor<f64>\n"
+            "    cg.output %p : tensor<f64>\n  }"
+        ),
+        "builtin.module {\n",
+        "  cg.graph @z {\n    cg.output %nope : tensor<f64>\n  }\n}\n",
+    )
+
+
+def error_after_input_keys() -> LargeInput:
+    """1 MB of `cg.input`s, each of its own key or tangent."""
+    return _error_after_units(
+        "error after input keys",
+        lambda i: (
+            f'    %x{i} = cg.input #cg.key<"x{i}"> : tensor<f64>\n'
+            f'    %t{i} = cg.input #cg.tangent<#cg.key<"x{i}">, 1> : tensor<f64>'
+        ),
+        _GRAPH_HEAD,
+        _GRAPH_UNDEFINED_OUTPUT,
+    )
+
+
+def error_after_escaped_input_keys() -> LargeInput:
+    """1 MB of `cg.input`s, each of its own key with an escape in its name."""
+    return _error_after_units(
+        "error after escaped keys",
+        lambda i: f'    %x{i} = cg.input #cg.key<"x\\22{i}"> : tensor<f64>',
+        _GRAPH_HEAD,
+        _GRAPH_UNDEFINED_OUTPUT,
+    )
+
+
+def error_after_roles() -> LargeInput:
+    """1 MB of linearized ops, each with a role and a tag of its own."""
+    return _error_after_units(
+        "error after roles",
+        lambda i: (
+            f"    %t{i} = prim.mul %x, %x {{role = #cg.linearized<[fixed, active]>, tag = {i} : i64}}"
+            " : tensor<f64>"
+        ),
+        _GRAPH_HEAD,
+        _GRAPH_UNDEFINED_OUTPUT,
+    )
+
+
+def error_after_calls() -> LargeInput:
+    """1 MB of `func.call`s, each of its own callee, and `arith.constant`s
+    of f32 values."""
+    return _error_after_units(
+        "error after calls",
+        lambda i: (
+            f"  %c{i} = func.call @g{i}(%x) : (tensor<f64>) -> tensor<f64>\n"
+            f"  %s{i} = arith.constant {i}.5 : f32"
+        ),
+        "func.func @f(%x: tensor<f64>) -> tensor<f64> {\n",
+        "  func.return %nope : tensor<f64>\n}\n",
+    )
+
+
+def error_after_a_long_line() -> LargeInput:
+    """One `cg.output` of 60,000 operands, the last undefined."""
+    count = 60_000
+    operands = ", ".join(["%x"] * count)
+    types = ", ".join(["tensor<f64>"] * (count + 1))
+    line = f"    cg.output {operands}, %nope : {types}\n"
+    return LargeInput("error on a long line", f"{_GRAPH_HEAD}{line}  }}\n}}\n", False, 4)
+
+
 def error_after_each_prim_op(*names: str) -> list[LargeInput]:
     """For each prim op (those `names`, if any), 1 MB of its sample
     (`tests/dialects/test_prim_package.py`'s `CASES`) in copies each with an
@@ -291,5 +413,7 @@ GENERATORS: list[Callable[[], LargeInput]] = [
     error_after_distinct_attribute_dictionaries, error_after_distinct_comments,
     error_after_distinct_index_constants, error_after_gathers_to_distinct_shapes,
     error_after_concatenations_to_distinct_shapes, error_after_distinct_iotas,
-    long_integer, garbage_line,
+    error_after_functions, error_after_functions_of_distinct_types, error_after_fragments,
+    error_after_input_keys, error_after_escaped_input_keys, error_after_roles,
+    error_after_calls, error_after_a_long_line, long_integer, garbage_line,
 ]  # fmt: skip

@@ -52,9 +52,11 @@ from xdsl.utils.exceptions import VerifyException
 
 from tidu_mlir.diagnostics import I64_MAX, DominanceCheck, OpError, parse_int64
 from tidu_mlir.fast_syntax import (
+    PLAIN_STRING,
     FastParser,
     build_operation,
     int_attr,
+    string_value,
     unverified_attribute,
     unverified_data,
 )
@@ -573,11 +575,11 @@ class InputOp(IRDLOperation):
 
 
 _PLAIN_KEY = re.compile(
-    r'#cg\.key<"([^"\\\n]*)">'
-    r'|#cg\.tangent<#cg\.key<"([^"\\\n]*)">,[ \t]*([0-9]{1,18})>'
+    rf"#cg\.key<({PLAIN_STRING})>"
+    rf"|#cg\.tangent<#cg\.key<({PLAIN_STRING})>,[ \t]*([0-9]{{1,18}})>"
     r"|#cg\.(cotangent|residual)<([0-9]{1,18}),[ \t]*([0-9]{1,18})>"
 )
-"""An input key as printed: `#cg.key<"x">` (a name without escapes), its
+"""An input key as printed: `#cg.key<"x">` (a name of ASCII escapes), its
 tangent `#cg.tangent<#cg.key<"x">, 1>`, `#cg.cotangent<0, 2>` or
 `#cg.residual<0, 2>` (numbers of up to 18 digits)."""
 
@@ -600,9 +602,9 @@ def _parse_optional_plain_key(parser: Parser) -> InputKey | None:
     return unverified_attribute(numbered, int_attr(int(match[5])), int_attr(int(match[6])))
 
 
-def _unverified_key(name: str) -> KeyAttr:
-    """`KeyAttr(name)`, unverified (a string parameter)."""
-    return unverified_attribute(KeyAttr, unverified_data(StringAttr, name))
+def _unverified_key(literal: str) -> KeyAttr:
+    """The `KeyAttr` of the string literal `literal`, unverified (a string parameter)."""
+    return unverified_attribute(KeyAttr, unverified_data(StringAttr, string_value(literal)))
 
 
 @irdl_op_definition
