@@ -6,7 +6,8 @@ for every op).
 `FastParser` is xDSL's `Parser` with:
 
 * `FastLexer`: one regular-expression match per token for the common tokens
-  (identifiers, numbers, punctuation); the others go to xDSL's lexer;
+  (identifiers, numbers, punctuation, strings without escapes); the others
+  go to xDSL's lexer;
 * a type cache: the text of a compact type (`tensor<4xf64>`,
   `tensor<2x3xcomplex<f64>>`) maps to the immutable attribute it parsed to
   the first time, so each distinct type is parsed once per input, and a
@@ -27,12 +28,19 @@ for every op).
   assembly format ends with its regions (`prim.scan`, `prim.cond`, ...) has
   a form too: the op of a later line alike is built from it, its regions
   read by the region parser, when the texts between them are those read
-  with the form (`_RegionsRead`);
+  with the form (`_RegionsRead`); a line's symbol names are holes in its
+  form when a declarative format read each to a property or attribute of
+  its own (`_symbol_targets`: `cg.graph @f {`, `func.call @g(...)`), and a
+  prim line's attribute dictionary is one (its dialect attributes, such as
+  roles, known by their text once read);
 * plain pieces of the prim syntaxes in one match each: integer lists
   (`[1, 0]`, `[0:2:1, 1:3:1]`, `, low = [1], high = [0]`, through
   `parse_optional_plain_integers`), `: T -> U` of known types
   (`parse_optional_plain_signature`), dense splats (`dense<1.25> : T`) and
-  attribute dictionaries of integers and strings (`{tag = 5 : i64}`);
+  attribute dictionaries of integers, strings and dialect attributes read
+  before (`{tag = 5 : i64}`); function headers and returns
+  (`func.func private @f(%x: T) -> U {`, `func.return %a, %b : T, U`) and
+  `arith.constant`s of integers and f32/f64 values;
   anything else in them (comments, hexadecimal, out-of-range integers,
   other types or attributes) goes token by token, so errors are xDSL's;
 * the attributes and ops read that way built without xDSL's verifying
