@@ -727,6 +727,22 @@ def test_the_collector_runs_again_after_parsing(ctx: Context) -> None:
         assert gc.isenabled()
 
 
+def test_what_a_parse_builds_joins_the_oldest_generation(ctx: Context) -> None:
+    """No young collection walks the module after parsing: it is in the
+    oldest generation, and objects frozen before stay frozen."""
+    module = FastParser(ctx, _chain(200)).parse_module()
+    assert gc.get_count()[0] < 100
+    assert any(obj is module for obj in gc.get_objects(generation=2))
+    assert gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        FastParser(ctx, _chain(200)).parse_module()
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
+
+
 # --------------------------------------------------------------------------
 # Work per input
 # --------------------------------------------------------------------------
