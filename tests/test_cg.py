@@ -128,3 +128,27 @@ def test_reachable_ops_skips_unreached(parse) -> None:
     graph = lookup_fragment(module, "@f")
     names = [op.name for op in reachable_ops(graph.body.block.last_op.operands)]
     assert names == ["cg.input", "cg.input", "prim.mul"]
+
+
+SYNTAX = """\
+builtin.module {
+  cg.graph @f {
+    %x = cg.input #cg.key<"x\\0A"> {a = 1 : i64} : tensor<f64>
+    %t = cg.input #cg.tangent<#cg.key<"x">, 1> : tensor<f64>
+    %c = cg.input #cg.cotangent<0, 2> : tensor<f64>
+    %r = cg.input #cg.residual<1, 3> : tensor<3xf64>
+    cg.output %x, %r : tensor<f64>, tensor<3xf64> {b = 2 : i64}
+  }
+  cg.graph @g {
+    cg.output {c = 3 : i64}
+  }
+  cg.graph @h {
+    cg.output
+  }
+}
+"""
+"""`cg.input` and `cg.output` in each form they print to."""
+
+
+def test_inputs_and_outputs_print_as_they_are_written(parse) -> None:
+    assert str(parse(SYNTAX)) == SYNTAX.rstrip("\n")

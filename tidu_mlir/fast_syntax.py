@@ -306,11 +306,10 @@ _PLAIN_FUNC_HEADER = re.compile(
 """`func.func private @name(%a: T, %b: U) -> V` before `{`: a function's
 header in its plain form (no attributes or locations; compact types)."""
 
-_PLAIN_RETURN = re.compile(
-    rf"func\.return[ \t]+((?:{_SSA_NAME}[ \t]*,[ \t]*)*{_SSA_NAME})[ \t]*:[ \t]*{_TYPE_LIST}",
-    re.ASCII,
+_PLAIN_VALUES = re.compile(
+    rf"[ \t]*((?:{_SSA_NAME}[ \t]*,[ \t]*)*{_SSA_NAME})[ \t]*:[ \t]*{_TYPE_LIST}", re.ASCII
 )
-"""`func.return %a, %b : T, U` of compact types on one line."""
+"""`%a, %b : T, U`, values and their compact types on one line."""
 
 _COMMENT_OR_LOCATION = re.compile(r"//|\bloc\b", re.ASCII)
 
@@ -907,26 +906,37 @@ class FastParser(Parser):
         return op
 
     def _parse_plain_return(self) -> Operation | None:
-        """The `func.return` at the current token if its operands and their
-        known types are on its line and end it (`_PLAIN_RETURN`; no `,` or
-        location follows), as xDSL reads it (None, nothing consumed, otherwise)."""
-        match = _PLAIN_RETURN.match(self._text, self.pos)
+        """The `func.return` at the current token if its operands are plain
+        (`parse_optional_plain_values`) and no location follows, as xDSL reads
+        it (None, nothing consumed, otherwise)."""
         op_type = self.ctx.get_optional_op("func.return")
-        if match is None or op_type is None:
+        if op_type is None or not self._text.startswith("func.return ", self.pos):
+            return None
+        start = self.pos
+        self._resume_from(start + len("func.return"))
+        if (operands := self.parse_optional_plain_values(followers=(",", "loc"))) is None:
+            self._resume_from(start)
+            return None
+        return build_operation(op_type, operands, [], {}, {})
+
+    def parse_optional_plain_values(
+        self, followers: tuple[str, ...] = (",",)
+    ) -> list[SSAValue] | None:
+        """`%a, %b : T, U`, values and as many known types, resolved, in one
+        match, when none of `followers` (`,`: more types) follows the types
+        (None, nothing consumed, otherwise)."""
+        match = _PLAIN_VALUES.match(self._text, self.pos)
+        if match is None:
             return None
         after = _BLANK.match(self._text, match.end()).end()  # pyright: ignore[reportOptionalMemberAccess]
-        if "\n" not in self._text[match.end() : after] or self._text.startswith(
-            (",", "loc"), after
-        ):
-            return None
         names = list(_SSA_NAMES.finditer(self._text, *match.span(1)))
         types = [self._known_type(t[0]) for t in _COMPACT_TYPE.finditer(self._text, *match.span(2))]
-        if len(types) != len(names) or None in types:
+        if len(types) != len(names) or None in types or self._text.startswith(followers, after):
             return None
-        operands = [self._plain_operand(name.span(), cast(Attribute, t))
-                    for name, t in zip(names, types, strict=True)]  # fmt: skip
+        values = [self._plain_operand(name.span(), cast(Attribute, t))
+                  for name, t in zip(names, types, strict=True)]  # fmt: skip
         self._resume_from(match.end())
-        return build_operation(op_type, operands, [], {}, {})
+        return values
 
     def _parse_plain_constant(
         self, op_type: type[Operation], head: re.Match[str]

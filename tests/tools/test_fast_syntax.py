@@ -1320,6 +1320,47 @@ def test_plain_returns_are_read_in_one_match(ctx: Context, monkeypatch: pytest.M
     assert first_verify_error(module) is None
 
 
+OUTPUTS = {
+    "one": "%x : T",
+    "two": "%x, %y : T, U",
+    "none": "",
+    "attributes": "%x : T {a = 1 : i64}",
+    "attributes only": "{a = 1 : i64}",
+    "types going on": "%x : T,\n T",
+    "too few types": "%x, %y : T",
+    "another type": "%x : U",
+    "no colon": "%x T",
+    "an undefined value": "%z : T",
+    "a location": '%x : T loc("a":1:2)',
+    "a scalar type": "%x : f64",
+}
+"""What follows `cg.output` (`T`, `U` stand for the types of `%x`, `%y`)."""
+
+
+@pytest.mark.parametrize("outputs", OUTPUTS.values(), ids=OUTPUTS.keys())
+def test_outputs_read_as_xdsl_reads_them(ctx: Context, outputs: str) -> None:
+    outputs = outputs.replace("T", "tensor<f64>").replace("U", "tensor<3xf64>")
+    text = (
+        'builtin.module {\n  cg.graph @f {\n    %x = cg.input #cg.key<"x"> : tensor<f64>\n'
+        f'    %y = cg.input #cg.key<"y"> : tensor<3xf64>\n    cg.output {outputs}\n  }}\n}}\n'
+    )
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
+def test_plain_outputs_are_read_in_one_match(ctx: Context, monkeypatch: pytest.MonkeyPatch) -> None:
+    outputs = ", ".join(["%x"] * 10_000)
+    types = ", ".join(["tensor<f64>"] * 10_000)
+    text = (
+        'builtin.module {\n  cg.graph @f {\n    %x = cg.input #cg.key<"x"> : tensor<f64>\n'
+        f"    cg.output {outputs} : {types}\n  }}\n}}\n"
+    )
+    calls = _counting(monkeypatch, FastParser, "parse_optional_unresolved_operand", lambda *_: "op")
+    module = FastParser(ctx, text).parse_module()
+    assert calls["op"] == 0
+    graph = cast(cg.GraphOp, module.body.block.first_op)
+    assert len(cast(Operation, graph.body.block.last_op).operands) == 10_000
+
+
 ARITH_CONSTANTS = {
     "index": "5 : index",
     "the least i64": "-9223372036854775808 : index",

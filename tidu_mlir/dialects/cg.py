@@ -617,10 +617,43 @@ class OutputOp(IRDLOperation):
 
     traits = traits_def(IsTerminator(), InFragment())
 
-    assembly_format = "($outputs^ `:` type($outputs))? attr-dict"
-
     def __init__(self, outputs: Sequence[SSAValue | Operation]):
         super().__init__(operands=[outputs])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> OutputOp:
+        # `(%a, %b : T, U)? attr-dict`, plain values read in one match (1 MB
+        # of outputs on one line would otherwise go a token at a time).
+        outputs = _parse_optional_plain_values(parser)
+        if outputs is None:
+            outputs = _parse_optional_values(parser)
+        return build_operation(cls, outputs, [], {}, parser.parse_optional_attr_dict())
+
+    def print(self, printer: Printer) -> None:
+        if self.outputs:
+            printer.print_string(" ")
+            printer.print_list(self.outputs, printer.print_operand)
+            printer.print_string(" : ")
+            printer.print_list([output.type for output in self.outputs], printer.print_attribute)
+        printer.print_op_attributes(self.attributes)
+
+
+def _parse_optional_plain_values(parser: Parser) -> Sequence[SSAValue] | None:
+    """`%a, %b : T, U` read in one match by a `FastParser` (None, nothing
+    consumed, otherwise)."""
+    return parser.parse_optional_plain_values() if isinstance(parser, FastParser) else None
+
+
+def _parse_optional_values(parser: Parser) -> Sequence[SSAValue]:
+    """`%a, %b : T, U`, token by token, if values come ([] otherwise)."""
+    unresolved = parser.parse_optional_undelimited_comma_separated_list(
+        parser.parse_optional_unresolved_operand, parser.parse_unresolved_operand
+    )
+    if not unresolved:
+        return []
+    parser.parse_punctuation(":")
+    types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+    return parser.resolve_operands(unresolved, types, parser.pos)
 
 
 Fragment: TypeAlias = GraphOp | LinearOp
