@@ -579,9 +579,9 @@ _PLAIN_KEY = re.compile(
     rf"|#cg\.tangent<#cg\.key<({PLAIN_STRING})>,[ \t]*([0-9]{{1,18}})>"
     r"|#cg\.(cotangent|residual)<([0-9]{1,18}),[ \t]*([0-9]{1,18})>"
 )
-"""An input key as printed: `#cg.key<"x">` (a name of ASCII escapes), its
-tangent `#cg.tangent<#cg.key<"x">, 1>`, `#cg.cotangent<0, 2>` or
-`#cg.residual<0, 2>` (numbers of up to 18 digits)."""
+"""An input key as printed: `#cg.key<"x">` (a `PLAIN_STRING`: escapes of
+ASCII characters only), its tangent `#cg.tangent<#cg.key<"x">, 1>`,
+`#cg.cotangent<0, 2>` or `#cg.residual<0, 2>` (numbers of up to 18 digits)."""
 
 
 def _parse_optional_plain_key(parser: Parser) -> InputKey | None:
