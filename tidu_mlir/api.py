@@ -45,6 +45,7 @@ from tidu_mlir.diagnostics import OpError
 from tidu_mlir.dialects.cg import ROLE_ATTR_NAME, InputKey, KeyAttr, LinearOp, key_spec
 from tidu_mlir.dialects.prim import AddOp
 from tidu_mlir.execution import Executable, executable
+from tidu_mlir.fast_syntax import op_text
 from tidu_mlir.graph import fragment_outputs, fragment_path
 from tidu_mlir.registry import make_context
 from tidu_mlir.tracing import (
@@ -809,7 +810,7 @@ def export(fn: Callable[..., Any], *example_args: Any) -> Exported:
                 f"cannot export {fn!r}: its input {key} is a traced value of an outer trace"
             )
     return Exported(
-        func_text=str(staged.func),
+        func_text=op_text(staged.func),
         in_trees=sig.trees,
         in_specs=tuple((spec.shape, spec.dtype.name) for spec in sig.specs),
         sources=tuple(sources),

@@ -1361,6 +1361,14 @@ def file_line_col(file: StringAttr, line: IntAttr, column: IntAttr) -> FileLineC
     return unverified_attribute(FileLineColLoc, file, line, column)
 
 
+def op_text(op: Operation) -> str:
+    """`str(op)`, printed by `FastPrinter` (on a 13,000-op gradient function,
+    0.23-0.35 s instead of 0.46-0.55 s)."""
+    output = io.StringIO()
+    FastPrinter(stream=output).print_op(op)
+    return output.getvalue()
+
+
 @dataclass(eq=False, repr=False)
 class FastPrinter(Printer):
     """xDSL's printer, printing each distinct type object once: its text is

@@ -40,6 +40,7 @@ from tidu_mlir.fast_syntax import (
     PlainArrowOp,
     PlainOp,
     file_line_col,
+    op_text,
 )
 from tidu_mlir.tools import opt
 
@@ -542,6 +543,7 @@ def test_fast_printer_prints_what_xdsl_prints(ctx: Context) -> None:
             printer(stream=output).print_op(module)
             texts.append(output.getvalue())
         assert texts[0] == texts[1], path
+        assert op_text(module) == str(module), path
 
 
 def test_unverified_location_equals_the_verified_one() -> None:
@@ -865,6 +867,16 @@ def test_an_op_unlike_those_verified_is_verified(ctx: Context) -> None:
     error = first_verify_error(FastParser(ctx, text).parse_module())
     assert error is not None
     assert error.message == "role mask has 1 entries but the op has 2 operands"
+
+
+def test_the_text_of_a_function_prints_each_distinct_type_once(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`op_text` (the compilation cache's key, an exported function's text)."""
+    module = FastParser(ctx, _chain(200)).parse_module()
+    calls = _counting(monkeypatch, TensorType, "print_builtin", lambda t, printer: "tensor")
+    op_text(module)
+    assert calls["tensor"] == len(TYPES)
 
 
 def test_tidu_opt_prints_each_distinct_type_once(

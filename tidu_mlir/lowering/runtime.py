@@ -51,6 +51,7 @@ from tidu_mlir import config
 from tidu_mlir.config import LRUCache
 from tidu_mlir.dialects.cg import CG
 from tidu_mlir.dialects.prim import PRIM
+from tidu_mlir.fast_syntax import op_text
 from tidu_mlir.lowering import (
     backend,
     blas,
@@ -187,7 +188,7 @@ def compile_function(target: func.FuncOp | ModuleOp, name: str | None = None) ->
     retain_freed_memory()
     function = _find_function(target, name)
     start = time.perf_counter()
-    source = str(function)
+    source = op_text(function)  # (the key: the function's text)
     key = hashlib.sha256(source.encode()).hexdigest()
     with _lock:
         if (hit := _cache.get(key)) is not None:
