@@ -561,7 +561,8 @@ class InputOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> InputOp:
         # `KEY attr-dict : T`, a plain `#cg.key<"x">` read in one match.
-        key = _parse_optional_plain_key(parser) or parser.parse_attribute()
+        if (key := _parse_optional_plain_key(parser)) is None:
+            key = parser.parse_attribute()
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         return build_operation(cls, [], [parser.parse_type()], {"key": key}, attributes)
