@@ -422,6 +422,10 @@ def first_verify_error(module: ModuleOp) -> OpError | None:
                 return error
             except VerifyException as error:
                 return OpError(_strip_prefix(str(error)), op)
+            except Exception as error:
+                if not type(op).__module__.startswith("xdsl."):
+                    raise  # (ours report with VerifyException: anything else is a bug)
+                return OpError(_xdsl_verifier_failure(op, error), op)
             verified.add(op)
         if (index := dominance.first_undominated(op)) is not None:
             return OpError(
@@ -430,6 +434,16 @@ def first_verify_error(module: ModuleOp) -> OpError | None:
                 op,
             )
     return None
+
+
+def _xdsl_verifier_failure(op: Operation, error: Exception) -> str:
+    """What the verifier of an xDSL op reported by another exception than
+    `VerifyException`: a bare `Exception` (memref.load/store, scf.while) says
+    what is wrong; others (an `IndexError` of scf.while's on too few block
+    arguments) are named."""
+    if type(error) is Exception:
+        return str(error)
+    return f"'{op.name}' is malformed: its verifier failed ({type(error).__name__}: {error})"
 
 
 def _empty_single_block(op: Operation) -> int | None:
