@@ -879,18 +879,15 @@ class FastParser(Parser):
         op_type = self.ctx.get_optional_op("func.func")
         if match is None or op_type is None:
             return None
-        arguments = list(_BLOCK_ARGUMENT.finditer(self._text, *match.span("arguments")))
         results = _COMPACT_TYPE.finditer(self._text, *match.span("results"))
         result_texts = [match["result"]] if match["result"] else [t[0] for t in results]
-        inputs = [self._known_type(argument[2]) for argument in arguments]
         outputs = [self._known_type(text) for text in result_texts]
-        if None in inputs or None in outputs:
+        arguments = self._known_arguments(match.span("arguments"))
+        if arguments is None or None in outputs:
             return None
         self._resume_from(match.end())
-        source = self.lexer.input
-        entry = [Parser.Argument(Span(*argument.span(1), source), cast(Attribute, t))
-                 for argument, t in zip(arguments, inputs, strict=True)]  # fmt: skip
-        region = self.parse_region(entry)
+        region = self.parse_region([Parser.Argument(name, t) for name, t in arguments])
+        inputs = [t for _, t in arguments]
         function_type = unverified_attribute(
             FunctionType, unverified_data(ArrayAttr, tuple(inputs)),
             unverified_data(ArrayAttr, tuple(outputs)),
@@ -994,19 +991,24 @@ class FastParser(Parser):
         # xDSL 0.74's, its plain form `(%a: T, %b: U)` of known types read in one
         # match (no locations); the other forms and the errors are xDSL's.
         match = _PLAIN_BLOCK_ARGUMENTS.match(self._text, self.pos)
-        if match is None:
-            return super()._parse_optional_block_arg_list(block)
-        listed = match.span(1) if match[1] is not None else (0, 0)
-        arguments = list(_BLOCK_ARGUMENT.finditer(self._text, *listed))
-        types = [self._known_type(argument[2]) for argument in arguments]
-        if None in types:
+        if match is None or (arguments := self._known_arguments(match.span())) is None:
             return super()._parse_optional_block_arg_list(block)
         self._resume_from(match.end())
-        for argument, argument_type in zip(arguments, types, strict=True):
-            value = block.insert_arg(cast(TypeAttribute, argument_type), len(block.args))
-            name = Span(*argument.span(1), self.lexer.input)
-            self._register_ssa_definition(argument[1][1:], (value,), name)
+        for name, argument_type in arguments:
+            value = block.insert_arg(argument_type, len(block.args))
+            self._register_ssa_definition(name.text[1:], (value,), name)
         return block
+
+    def _known_arguments(self, span: tuple[int, int]) -> list[tuple[Span, TypeAttribute]] | None:
+        """The names and types of the arguments `%a: T` in `span` of the
+        text, a plain argument list (None: a type `_known_type` does not know)."""
+        arguments = list(_BLOCK_ARGUMENT.finditer(self._text, *span))
+        types = [self._known_type(argument[2]) for argument in arguments]
+        if None in types:
+            return None
+        source = self.lexer.input
+        return [(Span(*argument.span(1), source), cast(TypeAttribute, argument_type))
+                for argument, argument_type in zip(arguments, types, strict=True)]  # fmt: skip
 
     def _parse_block_body(self, block: Block) -> None:
         # xDSL's loop over the ops of a block, a line like one read before built
@@ -1168,8 +1170,8 @@ class FastParser(Parser):
                  _PLAIN_ATTR_ENTRY.findall(dictionary) if other}  # fmt: skip
         if None in texts.values():
             return False
-        known = cast(dict[str, Attribute], texts)
-        if op.attributes != _plain_attr_entries(dictionary, self._attribute_texts | known):
+        known = cast(dict[str, Attribute], texts)  # (every dialect attribute of the line)
+        if op.attributes != _plain_attr_entries(dictionary, known):
             return False
         self._attribute_texts |= known
         return True
