@@ -1233,6 +1233,11 @@ def test_plain_function_headers_are_read_in_one_match(
     assert _outcome(FastParser, ctx, functions) == _outcome(Parser, ctx, functions)
 
 
+def _graph(lines: str) -> str:
+    """A module of one `cg.graph @f` whose body is `lines`."""
+    return f"builtin.module {{\n  cg.graph @f {{\n{lines}  }}\n}}\n"
+
+
 INPUT_KEYS = {
     "plain": '#cg.key<"x">',
     "empty": '#cg.key<"">',
@@ -1263,8 +1268,7 @@ INPUT_KEYS = {
 
 @pytest.mark.parametrize("key", INPUT_KEYS.values(), ids=INPUT_KEYS.keys())
 def test_input_keys_read_as_xdsl_reads_them(ctx: Context, key: str) -> None:
-    text = f"builtin.module {{\n  cg.graph @f {{\n    %x = cg.input {key} : tensor<f64>\n"
-    text += "    cg.output %x : tensor<f64>\n  }\n}\n"
+    text = _graph(f"    %x = cg.input {key} : tensor<f64>\n    cg.output %x : tensor<f64>\n")
     assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
 
 
@@ -1275,7 +1279,7 @@ def test_plain_input_keys_are_read_in_one_match(
                    f'    %t{i} = cg.input #cg.tangent<#cg.key<"x{i}">, 1> : tensor<f64>\n'
                    f"    %r{i} = cg.input #cg.residual<{i}, 2> : tensor<f64>\n"
                    for i in range(1000))  # fmt: skip
-    text = f"builtin.module {{\n  cg.graph @f {{\n{keys}    cg.output %x0 : tensor<f64>\n  }}\n}}\n"
+    text = _graph(f"{keys}    cg.output %x0 : tensor<f64>\n")
     calls = [_counting(monkeypatch, key_type, "parse_parameters", lambda parser: "key")
              for key_type in (cg.KeyAttr, cg.TangentKeyAttr, cg.ResidualKeyAttr)]  # fmt: skip
     module = FastParser(ctx, text).parse_module()
@@ -1352,9 +1356,9 @@ OUTPUTS = {
 @pytest.mark.parametrize("outputs", OUTPUTS.values(), ids=OUTPUTS.keys())
 def test_outputs_read_as_xdsl_reads_them(ctx: Context, outputs: str) -> None:
     outputs = outputs.replace("T", "tensor<f64>").replace("U", "tensor<3xf64>")
-    text = (
-        'builtin.module {\n  cg.graph @f {\n    %x = cg.input #cg.key<"x"> : tensor<f64>\n'
-        f'    %y = cg.input #cg.key<"y"> : tensor<3xf64>\n    cg.output {outputs}\n  }}\n}}\n'
+    text = _graph(
+        '    %x = cg.input #cg.key<"x"> : tensor<f64>\n'
+        f'    %y = cg.input #cg.key<"y"> : tensor<3xf64>\n    cg.output {outputs}\n'
     )
     assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
 
@@ -1362,9 +1366,8 @@ def test_outputs_read_as_xdsl_reads_them(ctx: Context, outputs: str) -> None:
 def test_plain_outputs_are_read_in_one_match(ctx: Context, monkeypatch: pytest.MonkeyPatch) -> None:
     outputs = ", ".join(["%x"] * 10_000)
     types = ", ".join(["tensor<f64>"] * 10_000)
-    text = (
-        'builtin.module {\n  cg.graph @f {\n    %x = cg.input #cg.key<"x"> : tensor<f64>\n'
-        f"    cg.output {outputs} : {types}\n  }}\n}}\n"
+    text = _graph(
+        f'    %x = cg.input #cg.key<"x"> : tensor<f64>\n    cg.output {outputs} : {types}\n'
     )
     calls = _counting(monkeypatch, FastParser, "parse_optional_unresolved_operand", lambda *_: "op")
     module = FastParser(ctx, text).parse_module()
