@@ -86,15 +86,31 @@ def use_before_definition() -> LargeInput:
     return LargeInput("use before definition", "\n".join(lines) + "\n", False, 2)
 
 
+def _error_after_units(
+    name: str, unit: Callable[[int], str], before: str, after: str
+) -> LargeInput:
+    """`before`, 1 MB of `unit(i)` (a piece of one or more lines, `i` its
+    number), then `after`, which uses the undefined value `%nope`."""
+    units: list[str] = []
+    size = 0
+    while size < MEGABYTE:
+        units.append(unit(len(units)))
+        size += len(units[-1]) + 1
+    head = before + "\n".join(units) + "\n"
+    error_line = head.count("\n") + after[: after.index("%nope")].count("\n") + 1
+    return LargeInput(name, head + after, False, error_line)
+
+
 def _error_after(name: str, signature: str, line: Callable[[int], str]) -> LargeInput:
     """A function `(%x: T) -> U` (`signature` gives `T` and `U`) of 1 MB of
     `line(i)` ops (`i` their line number), then an undefined value returned."""
     argument, result = signature.split(" -> ")
-    lines = [f"func.func @f(%x: {argument}) -> {result} {{"]
-    while sum(map(len, lines)) < MEGABYTE:
-        lines.append(f"  %v{len(lines)} = {line(len(lines))}")
-    lines += [f"  func.return %nope : {result}", "}"]
-    return LargeInput(name, "\n".join(lines) + "\n", False, len(lines) - 1)
+    return _error_after_units(
+        name,
+        lambda i: f"  %v{i + 1} = {line(i + 1)}",
+        f"func.func @f(%x: {argument}) -> {result} {{\n",
+        f"  func.return %nope : {result}\n}}\n",
+    )
 
 
 def error_after_ops_with_attributes() -> LargeInput:
@@ -215,21 +231,6 @@ def error_after_distinct_iotas() -> LargeInput:
         "tensor<4xf64> -> tensor<4xf64>",
         lambda i: f"prim.iota dimension = {i} : tensor<2x3xi32>",
     )
-
-
-def _error_after_units(
-    name: str, unit: Callable[[int], str], before: str, after: str
-) -> LargeInput:
-    """`before`, 1 MB of `unit(i)` (a piece of one or more lines, `i` its
-    number), then `after`, which uses the undefined value `%nope`."""
-    units: list[str] = []
-    size = 0
-    while size < MEGABYTE:
-        units.append(unit(len(units)))
-        size += len(units[-1]) + 1
-    head = before + "\n".join(units) + "\n"
-    error_line = head.count("\n") + after[: after.index("%nope")].count("\n") + 1
-    return LargeInput(name, head + after, False, error_line)
 
 
 _UNDEFINED_RESULT = (
