@@ -906,8 +906,9 @@ class FastParser(Parser):
         """The `func.return` at the current token if its operands are plain
         (`parse_optional_plain_values`) and no location follows, as xDSL reads
         it (None, nothing consumed, otherwise)."""
-        op_type = self.ctx.get_optional_op("func.return")
-        if op_type is None or not self._text.startswith("func.return ", self.pos):
+        if not self._text.startswith("func.return ", self.pos):
+            return None
+        if (op_type := self.ctx.get_optional_op("func.return")) is None:
             return None
         start = self.pos
         self._resume_from(start + len("func.return"))
