@@ -179,10 +179,15 @@ class FastLexer(MLIRLexer):
         return Token(kind, Span(start, end, self.input))
 
 
-_COMPACT_TYPE = re.compile(r"[a-z][a-z0-9]*<[a-z0-9?]*(?:<[a-z0-9]+>)?>", re.ASCII)
-"""A builtin type in one piece ending with its closing `>` (at most one
-nested `<...>`), whose value depends on its text only (no aliases, no
-dialect types): cached when the parser ended it where this match ends."""
+_COMPACT_TYPE = re.compile(
+    r"(?:[a-z][a-z0-9]*<[a-z0-9?]*(?:<[a-z0-9]+>)?>"
+    r"|(?:f16|bf16|f32|f64|i1|i8|i16|i32|i64|index)(?![a-zA-Z0-9_$.]))",
+    re.ASCII,
+)
+"""A builtin type in one piece, ending with its closing `>` (at most one
+nested `<...>`) or a scalar element type (`f64`, `i64`, `index`), whose value
+depends on its text only (no aliases, no dialect types): cached when the
+parser ended it where this match ends."""
 
 _SKIPPED = r"(?:\s|//[^\n]*)*"
 """What the lexer skips: blanks and comments."""
@@ -320,14 +325,16 @@ MAX_LINE_FORMS = 4096
 def _form_may_be_learnt(line: str) -> bool:
     """Whether the form of `line` may be learnt: it has no comment and no
     explicit location (given to one op only), and its strings (if any) hold no
-    `%`, `@` and no escape, so that its names are those of its values and
-    symbols."""
+    `%`, `@`, `^` and no escape, so that its names are those of its values,
+    symbols and successors."""
     if _COMMENT_OR_LOCATION.search(line) is not None:
         return False
     if '"' not in line:
         return True
     strings = line.split('"')[1::2]
-    return "\\" not in line and not any("%" in text or "@" in text for text in strings)
+    return "\\" not in line and not any(
+        "%" in text or "@" in text or "^" in text for text in strings
+    )
 
 
 @functools.cache
@@ -400,15 +407,23 @@ def build_operation(
     return op
 
 
-_Line: TypeAlias = tuple[re.Match[str] | None, list[str], int, str | None, list[str]]
+_Successor: TypeAlias = tuple[str, Span]
+"""A successor named on a line: its name (without its `^`) and where it is."""
+
+_Line: TypeAlias = tuple[
+    re.Match[str] | None, list[str], int, str | None, list[str], list[_Successor]
+]
 """A line as `FastParser._split_line` splits it: its `%name = ` head (if
 any), the rest's texts and SSA names alternating (a plain attribute
-dictionary in them replaced by `_DICTIONARY_HOLE`, each symbol name by `@`),
-its end, the text of that dictionary (None: it has none), and its symbol
-names (without their `@`)."""
+dictionary in them replaced by `_DICTIONARY_HOLE`, each symbol name by `@`,
+each successor by `^`), its end, the text of that dictionary (None: it has
+none), its symbol names (without their `@`) and its successors."""
 
 _SYMBOL = re.compile(r"@([a-zA-Z_][a-zA-Z0-9_$.]*+)", re.ASCII)
 """A bare symbol name, `@f`."""
+
+_SUCCESSOR = re.compile(rf"\^({_SUFFIX_ID})(?![a-zA-Z0-9$._-])", re.ASCII)
+"""A block named as a successor, `^bb3`."""
 
 
 @dataclass(frozen=True)
@@ -458,10 +473,11 @@ class _LineForm:
         attributes: Mapping[str, Attribute] | None = None,
         regions: Sequence[Region] = (),
         symbols: Sequence[str] = (),
+        successors: Sequence[Block] = (),
     ) -> Operation:
         """The op of this form with `operands`, `attributes` (None: the
-        form's, for a line without an attribute dictionary), `regions` and
-        `symbols` (the symbol names of its line)."""
+        form's, for a line without an attribute dictionary), `regions`,
+        `symbols` (the symbol names of its line) and `successors`."""
         properties = self.properties
         if attributes is None:
             attributes = self.attributes
@@ -473,6 +489,8 @@ class _LineForm:
         op = build_operation(self.op_type, operands, self.result_types, properties, attributes)
         for region in regions:
             op.add_region(region)
+        if successors:
+            op.successors = successors
         return op
 
 
@@ -1057,7 +1075,7 @@ class FastParser(Parser):
         """The op on `line` if a line of its form (`key`, `_LineForm`) was read
         before and its names are defined with the types of that form (None,
         nothing consumed, otherwise)."""
-        head, parts, end, dictionary, symbols = line
+        head, parts, end, dictionary, symbols, successors = line
         form = self._line_forms.get(key)
         if form is None and symbols:  # (the form of a line with these very symbols)
             form = self._line_forms.get((*key, *symbols))
@@ -1068,7 +1086,8 @@ class FastParser(Parser):
         if dictionary is not None and attributes is None:
             return None
         if form.separators is None:
-            op = form.build(operands, attributes, (), symbols)
+            blocks = [self._successor(name, span) for name, span in successors]
+            op = form.build(operands, attributes, (), symbols, blocks)
             self._resume_from(end)
         elif (regions := self._parse_regions_alike(form.op_type, end - 1, form.separators)) is None:
             self._resume_from(start)
@@ -1127,12 +1146,15 @@ class FastParser(Parser):
         fills the line (or the line opens its regions: `_region_separators`),
         has no successors, no explicit location, its operands are the values
         of the line's names in their order (then each name of the line is an
-        operand: its results, if any, are named by its head); a form for
-        lines of any symbol names if each went to one place
-        (`_symbol_targets`), else for lines of these symbols."""
-        if len(self._line_forms) >= MAX_LINE_FORMS or op.successors:
+        operand: its results, if any, are named by its head), its successors
+        those the line names; a form for lines of any symbol names if each
+        went to one place (`_symbol_targets`), else for lines of these
+        symbols."""
+        if len(self._line_forms) >= MAX_LINE_FORMS:
             return
-        _, parts, end, dictionary, symbols = line
+        _, parts, end, dictionary, symbols, successors = line
+        if not self._are_successors(op, successors):
+            return
         separators = None
         if op.regions:
             if (separators := self._region_separators(op, end, regions_read)) is None:
@@ -1157,6 +1179,25 @@ class FastParser(Parser):
             separators,
             symbol_targets,
         )
+
+    def _are_successors(self, op: Operation, successors: list[_Successor]) -> bool:
+        """Whether `successors`, named on the line `op` was read from, are its
+        successors, in their order (then `op` has no regions)."""
+        if len(successors) != len(op.successors) or (successors and op.regions):
+            return False
+        named = zip(successors, op.successors, strict=True)
+        return all(self.blocks[name][0] is successor for (name, _), successor in named)
+
+    def _successor(self, name: str, span: Span) -> Block:
+        """The block `^name` a line names as a successor at `span` (declared
+        forward if not defined yet), as xDSL's `parse_optional_successor` gives it."""
+        if name not in self.blocks:
+            self.forward_block_references[name].append(span)
+            block = Block()
+            if not Block.is_default_block_name(name):
+                block.name_hint = name
+            self.blocks[name] = (block, None)
+        return self.blocks[name][0]
 
     def _dictionary_is_attributes(self, op: Operation, dictionary: str) -> bool:
         """Whether the plain attribute dictionary `dictionary` of the line `op`
@@ -1206,10 +1247,18 @@ class FastParser(Parser):
         dictionary = _PLAIN_ATTR_DICT.search(body) if prim_dictionary else None
         if dictionary is not None:
             body = body[: dictionary.start()] + _DICTIONARY_HOLE + body[dictionary.end() :]
+        successors: list[_Successor] = []
+        if "^" in body and dictionary is None:  # (then the body is the line's text)
+            offset = end - len(body)
+            successors = [
+                (found[1], Span(found.start() + offset, found.end() + offset, self.lexer.input))
+                for found in _SUCCESSOR.finditer(body)
+            ]
+            body = _SUCCESSOR.sub("^", body)
         symbols = _SYMBOL.findall(body) if "@" in body else []
         if symbols:
             body = _SYMBOL.sub("@", body)
-        return head, _SSA_NAMES.split(body), end, dictionary and dictionary[0], symbols
+        return head, _SSA_NAMES.split(body), end, dictionary and dictionary[0], symbols, successors
 
     def _line_key(self, line: _Line) -> tuple[object, ...]:
         """What identifies the form of a line: its texts between names (its
@@ -1217,7 +1266,7 @@ class FastParser(Parser):
         an attribute dictionary, the dialects that name its op, and what
         follows the line (an op with optional parts, such as `func.return`
         and its operands, reads on into the next line when it can)."""
-        head, parts, end, dictionary, _ = line
+        head, parts, end, dictionary, *_ = line
         return (
             tuple(self._parser_state.dialect_stack),
             0 if head is None else head[1].count("%"),
@@ -1343,9 +1392,11 @@ class FastParser(Parser):
         return operands
 
     def _known_type(self, text: str) -> TypeAttribute | None:
-        """The type of the compact type text `text`: parsed before, or a plain
-        tensor type built now and kept (None: neither)."""
-        if (known := self._types.get(text)) is None and (known := _plain_tensor_type(text)):
+        """The type of the compact type text `text`: parsed before, or an
+        element type or a plain tensor type built now and kept (None: neither)."""
+        if (known := self._types.get(text)) is not None:
+            return known
+        if (known := _ELEMENT_TYPES.get(text) or _plain_tensor_type(text)) is not None:
             self._types[text] = known
         return known
 

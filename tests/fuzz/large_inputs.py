@@ -331,6 +331,39 @@ def error_after_calls() -> LargeInput:
     )
 
 
+_LLVM_LOOP = """\
+llvm.func @f{i}(%x: !llvm.ptr {{llvm.noalias}}, %out: !llvm.ptr {{llvm.noalias}}) {{
+  %one = llvm.mlir.constant(1) : i64
+  %n = llvm.mlir.constant({n}) : i64
+  %zero = llvm.mlir.constant(0) : i64
+  llvm.br ^bb{i}(%zero : i64)
+^bb{i}(%k: i64):
+  %p = llvm.getelementptr inbounds %x[%k] : (!llvm.ptr, i64) -> !llvm.ptr, f64
+  %v = llvm.load %p : !llvm.ptr -> f64
+  %e = llvm.call_intrinsic "llvm.exp.f64"(%v) : (f64) -> f64
+  %q = llvm.getelementptr inbounds %out[%k] : (!llvm.ptr, i64) -> !llvm.ptr, f64
+  llvm.store %e, %q : f64, !llvm.ptr
+  %next = llvm.add %k, %one : i64
+  %more = llvm.icmp "slt" %next, %n : i64
+  llvm.cond_br %more, ^bb{i}(%next : i64), ^end{i}
+^end{i}:
+  llvm.return
+}}"""
+"""A function of one loop in the llvm dialect, as `lower-to-llvm` prints
+them: blocks with arguments, branches, scalar types."""
+
+
+def error_after_llvm_loops() -> LargeInput:
+    """1 MB of functions of one loop in the llvm dialect, each of its own
+    name, trip count and block names."""
+    return _error_after_units(
+        "error after llvm loops",
+        lambda i: _LLVM_LOOP.format(i=i, n=i % 97 + 2),
+        "",
+        _UNDEFINED_RESULT,
+    )
+
+
 def error_after_a_long_line() -> LargeInput:
     """One `cg.output` of 60,000 operands, the last undefined."""
     count = 60_000
@@ -416,5 +449,6 @@ GENERATORS: list[Callable[[], LargeInput]] = [
     error_after_concatenations_to_distinct_shapes, error_after_distinct_iotas,
     error_after_functions, error_after_functions_of_distinct_types, error_after_fragments,
     error_after_input_keys, error_after_escaped_input_keys, error_after_roles,
-    error_after_calls, error_after_a_long_line, long_integer, garbage_line,
+    error_after_calls, error_after_llvm_loops, error_after_a_long_line, long_integer,
+    garbage_line,
 ]  # fmt: skip

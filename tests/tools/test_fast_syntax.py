@@ -19,7 +19,7 @@ import pytest
 from fuzz.corpus import lit_files  # pyright: ignore[reportMissingImports]
 from fuzz.mutators import mutate_text  # pyright: ignore[reportMissingImports]
 from xdsl.context import Context
-from xdsl.dialects import arith, func
+from xdsl.dialects import arith, cf, func
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, IntegerAttr, StringAttr, TensorType
 from xdsl.ir import Operation
 from xdsl.irdl import IRDLOperation, irdl_op_definition, region_def
@@ -442,6 +442,69 @@ def test_fragments_of_their_own_names_are_alike(
     calls = _counting(monkeypatch, cg.GraphOp, "parse", lambda parser: "parse")
     module = FastParser(ctx, text).parse_module()
     assert calls["parse"] == 1
+    assert first_verify_error(module) is None
+
+
+BRANCHES_ALIKE = {
+    "forward and backward": ("cf.br ^bb2(%a : i64)", "cf.br ^bb1(%b : i64)"),
+    "conditional": ("cf.cond_br %c, ^bb2(%a : i64), ^exit", "cf.cond_br %c, ^bb1(%b : i64), ^exit"),
+    "to one block twice": (
+        "cf.cond_br %c, ^bb2(%a : i64), ^bb2(%a : i64)",
+        "cf.cond_br %c, ^bb1(%b : i64), ^bb1(%b : i64)",
+    ),
+    "to a block declared later": ("cf.br ^bb2(%a : i64)", "cf.br ^later(%b : i64)"),
+    "to a block never defined": ("cf.br ^bb2(%a : i64)", "cf.br ^nowhere(%b : i64)"),
+    "to a block of another argument type": ("cf.br ^bb2(%a : i64)", "cf.br ^bb1(%c : i1)"),
+    "to a numbered block": ("cf.br ^bb2(%a : i64)", "cf.br ^7(%b : i64)"),
+    "to the entry block": ("cf.br ^bb2(%a : i64)", "cf.br ^bb0(%b : i64)"),
+    "a successor in a string": (
+        'cf.br ^bb2(%a : i64) {s = "^bb2"}',
+        'cf.br ^bb1(%b : i64) {s = "^bb1"}',
+    ),
+    "llvm": ("llvm.cond_br %c, ^bb2(%a : i64), ^exit", "llvm.cond_br %c, ^exit, ^bb1(%b : i64)"),
+}
+"""Pairs of branches, the second in the form of the first but for its
+successors (and their operands), ending blocks `^bb1(%a: i64)` and
+`^bb2(%b: i64)` of a function with an `^exit` and a `^later(%l: i64)` block."""
+
+
+@pytest.mark.parametrize("pair", BRANCHES_ALIKE.values(), ids=BRANCHES_ALIKE.keys())
+def test_branches_to_their_own_successors_read_as_xdsl_reads_them(
+    ctx: Context, pair: tuple[str, str]
+) -> None:
+    first, second = pair
+    text = (
+        "func.func @f(%x: i64, %c: i1) {\n  cf.br ^bb1(%x : i64)\n"
+        f"^bb1(%a: i64):\n  {first}\n^bb2(%b: i64):\n  {second}\n"
+        "^later(%l: i64):\n  cf.br ^exit\n^exit:\n  func.return\n}\n"
+    )
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
+def _blocks_in_a_chain(count: int) -> str:
+    """A function of `count` blocks, each branching to the next with its
+    `i64` argument."""
+    blocks = "".join(f"^bb{i}(%a{i}: i64):\n  cf.br ^bb{i + 1}(%a{i} : i64)\n"
+                     for i in range(1, count + 1))  # fmt: skip
+    return (
+        f"func.func @f(%x: i64) {{\n  cf.br ^bb1(%x : i64)\n{blocks}"
+        f"^bb{count + 1}(%z: i64):\n  func.return\n}}\n"
+    )
+
+
+def test_branches_to_their_own_successors_are_alike(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1,000 blocks branching each to the next: the first branch is read by
+    the op's `parse`, the others from its form; no type is parsed twice
+    (`i64` block arguments included)."""
+    text = _blocks_in_a_chain(1000)
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+    calls = _counting(monkeypatch, cf.BranchOp, "parse", lambda parser: "parse")
+    types = _counting(monkeypatch, AttrParser, "parse_optional_type", lambda parser: "type")
+    module = FastParser(ctx, text).parse_module()
+    assert calls["parse"] == 1
+    assert types["type"] <= 2
     assert first_verify_error(module) is None
 
 
