@@ -6,7 +6,9 @@ gives the seed (file text, `tidu-opt`, `-p linearize{graph=@f wrt=x}`). Files
 run with `--split-input-file` give one seed per chunk as well (smaller inputs
 make mutations land on what each chunk tests). A `tidu-run %t` after
 `tidu-opt %s ... -o %t` gets the module that `tidu-opt` writes as its input,
-produced in-process when the corpus is built.
+produced in-process when the corpus is built. So is the output of each
+`tidu-opt` call that lowers below `prim` (`LOWERING_PASSES`): a seed of its
+own, read back by `tidu-opt` alone (loops, `cf` and `llvm` dialect IR).
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ SPLIT_MARKER = re.compile(r"^// -----\s*$", re.MULTILINE)
 # Flags that change nothing the fuzzer checks, or write files, or are global:
 # `--disable-verify` patches xDSL's Attribute class for the whole process.
 _DROPPED_FLAGS = {"--disable-verify", "--shrink"}
+
+LOWERING_PASSES = ("convert-prim-to-loops", "lower-to-llvm")
+"""Passes whose output (scf, memref, cf, llvm dialects) the corpus reads back."""
 
 
 @dataclass(frozen=True)
@@ -128,7 +133,18 @@ def seeds_of(path: Path) -> list[Seed]:
                 continue
             for seed in _with_chunks(name, call.tool, source, call.args):
                 seeds.setdefault((seed.tool, seed.args, seed.text), seed)
+            if _lowers(call) and (lowered := _opt_output(source, call.args)):
+                seed = Seed(f"{name}>{len(seeds)}", "tidu-opt", lowered, ())
+                seeds.setdefault((seed.tool, seed.args, seed.text), seed)
     return list(seeds.values())
+
+
+def _lowers(call: Invocation) -> bool:
+    """Whether `call` prints a module lowered below `prim` (MLIR, not LLVM IR)."""
+    pipeline = " ".join(call.args)
+    return call.tool == "tidu-opt" and "-t" not in call.args and any(
+        name in pipeline for name in LOWERING_PASSES
+    )
 
 
 def _with_chunks(name: str, tool: str, text: bytes, args: tuple[str, ...]) -> list[Seed]:
