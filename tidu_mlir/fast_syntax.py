@@ -118,6 +118,7 @@ from xdsl.ir import (
 from xdsl.irdl import AttrConstraint, IRDLOperation, base
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
+from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Input, Span, Token
 from xdsl.utils.mlir_lexer import (
     MLIRLexer,
@@ -1081,10 +1082,13 @@ class FastParser(Parser):
             form = self._line_forms.get((*key, *symbols))
         if form is None or (operands := self._values_of(parts[1::2], form)) is None:
             return None
-        known = self._attribute_texts
-        attributes = None if dictionary is None else _plain_attr_entries(dictionary, known)
-        if dictionary is not None and attributes is None:
-            return None
+        attributes = None
+        if dictionary is not None:
+            attributes = _plain_attr_entries(dictionary, self._attribute_texts)
+            if attributes is None and self._learn_attribute_texts(dictionary, start, end):
+                attributes = _plain_attr_entries(dictionary, self._attribute_texts)
+            if attributes is None:
+                return None
         if form.separators is None:
             blocks = [self._successor(name, span) for name, span in successors]
             op = form.build(operands, attributes, (), symbols, blocks)
@@ -1121,6 +1125,33 @@ class FastParser(Parser):
         for region in regions:
             region.drop_all_references()
         return None
+
+    def _learn_attribute_texts(self, dictionary: str, start: int, end: int) -> bool:
+        """Learn the dialect attributes of the plain attribute dictionary
+        `dictionary` (of the line from `start` to `end`) not known yet, each
+        read where it is (`_attribute_at`); whether there was one and each
+        was read. The parser's position is left as it was."""
+        at = self._text.find(dictionary, start, end)
+        entries = _PLAIN_ATTR_ENTRY.finditer(self._text, at, at + len(dictionary))
+        unknown = [e.span(5) for e in entries if e[5] and e[5] not in self._attribute_texts]
+        try:
+            for span in unknown:
+                if (attribute := self._attribute_at(*span)) is None:
+                    return False
+                self._attribute_texts[self._text[slice(*span)]] = attribute
+        finally:
+            self._resume_from(start)
+        return bool(unknown)
+
+    def _attribute_at(self, start: int, end: int) -> Attribute | None:
+        """The attribute whose text lies from `start` to `end`, read there
+        (None: it does not read to one attribute of exactly that text)."""
+        self._resume_from(start)
+        try:
+            attribute = self.parse_optional_attribute()
+        except (ParseError, VerifyException, ValueError):
+            return None
+        return attribute if attribute is not None and self._ends_at(end) else None
 
     def _register_results(self, head: re.Match[str], op: Operation) -> None:
         """Define the names of `head` (`%a = ` or `%a, %b = `) as the results of `op`."""

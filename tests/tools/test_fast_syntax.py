@@ -316,6 +316,18 @@ LINES_WITH_DICTIONARIES = {
         "%a = prim.neg %x {role = #cg.linearized<[active]>} : T",
         "%b = prim.neg %x {role = #cg.linearized<[active}> : T",
     ),
+    "a dialect attribute never seen, malformed": (
+        '%a = prim.neg %x {k = #cg.key<"x">} : T',
+        "%b = prim.neg %x {k = #cg.key<1>} : T",
+    ),
+    "a dialect attribute of an unknown dialect": (
+        '%a = prim.neg %x {k = #cg.key<"x">} : T',
+        "%b = prim.neg %x {k = #nope.key<1>} : T",
+    ),
+    "two dialect attributes never seen": (
+        '%a = prim.neg %x {k = #cg.key<"x">} : T',
+        '%b = prim.neg %x {k = #cg.key<"y">, r = #cg.linearized<[fixed]>} : T',
+    ),
     "a dialect attribute of an xDSL op": (
         "%a = arith.addf %s, %s {role = #cg.linearized<[active, active]>} : f64",
         "%b = arith.addf %s, %s {role = #cg.linearized<[active, active]>} : f64",
@@ -367,6 +379,21 @@ def test_lines_differing_in_the_tags_next_to_their_roles_are_alike(
     roles = _counting(monkeypatch, cg.LinearizedRoleAttr, "parse_parameters", lambda _: "role")
     FastParser(ctx, text).parse_module()
     assert roles["role"] == 1
+
+
+def test_lines_each_with_a_dialect_attribute_of_its_own_are_alike(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1,000 lines each with a key of its own in its dictionary: each key is
+    read once where it is, the lines from the form of the first (two `parse`
+    calls: the first line and the last)."""
+    body = "".join(f'  %v{i} = prim.mul %x, %x {{key = #cg.key<"k{i}">}} : tensor<3xf64>\n'
+                   for i in range(1000))  # fmt: skip
+    text = f"func.func @f(%x: tensor<3xf64>) {{\n{body}  func.return\n}}\n"
+    _assert_read_by_two_parses(ctx, monkeypatch, prim.MulOp, text)
+    keys = _counting(monkeypatch, cg.KeyAttr, "parse_parameters", lambda _: "key")
+    FastParser(ctx, text).parse_module()
+    assert keys["key"] == 1000
 
 
 LINES_WITH_SYMBOLS = {
