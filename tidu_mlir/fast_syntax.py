@@ -82,6 +82,7 @@ from xdsl.dialects.builtin import (
     BytesAttr,
     ComplexType,
     DenseIntOrFPElementsAttr,
+    DictionaryAttr,
     FileLineColLoc,
     Float16Type,
     Float32Type,
@@ -100,6 +101,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     SymbolRefAttr,
     TensorType,
+    UnitAttr,
 )
 from xdsl.ir import (
     Attribute,
@@ -311,6 +313,30 @@ _PLAIN_FUNC_HEADER = re.compile(
 )
 """`func.func private @name(%a: T, %b: U) -> V` before `{`: a function's
 header in its plain form (no attributes or locations; compact types)."""
+
+_LLVM_TYPE = rf"(?:!llvm\.ptr(?![a-zA-Z0-9_$.<])|{_COMPACT_TYPE.pattern})"
+"""An opaque pointer or a compact builtin type."""
+
+_UNIT_NAMES = r"[a-zA-Z_][a-zA-Z0-9_$.]*(?:[ \t]*,[ \t]*[a-zA-Z_][a-zA-Z0-9_$.]*)*"
+"""`a.b, c`: names of unit attributes."""
+
+_LLVM_ARGUMENT = re.compile(
+    rf"({_SSA_NAME})[ \t]*:[ \t]*({_LLVM_TYPE})(?:[ \t]*\{{[ \t]*({_UNIT_NAMES})[ \t]*\}})?",
+    re.ASCII,
+)
+"""`%a: T {unit.attribute, ...}`, an argument of an `llvm.func` (its name,
+type and unit attributes)."""
+
+_PLAIN_LLVM_FUNC_HEADER = re.compile(
+    rf"llvm\.func[ \t]+@(?P<name>[a-zA-Z_][a-zA-Z0-9_$.]*)[ \t]*"
+    rf"\((?P<arguments>[ \t]*(?:{_LLVM_ARGUMENT.pattern}"
+    rf"(?:[ \t]*,[ \t]*{_LLVM_ARGUMENT.pattern})*)?[ \t]*)\)"
+    rf"(?:[ \t]*->[ \t]*(?P<result>{_LLVM_TYPE}))?[ \t]*(?=\{{)",
+    re.ASCII,
+)
+"""`llvm.func @name(%a: !llvm.ptr {llvm.noalias}, %n: i64) -> T` before `{`:
+a function's header in its plain form (no linkage, visibility or calling
+convention keywords, attributes or locations)."""
 
 _PLAIN_VALUES = re.compile(
     rf"[ \t]*((?:{_SSA_NAME}[ \t]*,[ \t]*)*{_SSA_NAME})[ \t]*:[ \t]*{_TYPE_LIST}", re.ASCII
@@ -699,6 +725,49 @@ def _plain_attr_entries(text: str, known: Mapping[str, Attribute]) -> dict[str, 
     return entries
 
 
+@functools.cache
+def _llvm_func_defaults() -> tuple[Attribute, Attribute, Attribute, dict[str, Attribute]]:
+    """The void type, the opaque pointer type, `0 : i64` (no `unnamed_addr`),
+    and the last properties xDSL's `llvm.func` parser gives a function
+    without keywords (the C calling convention, external linkage, default
+    visibility)."""
+    from xdsl.dialects import llvm  # (loaded with the dialect, by an input using it)
+
+    zero = IntegerAttr(0, 64)
+    defaults = {
+        "CConv": llvm.CallingConventionAttr("ccc"),
+        "linkage": llvm.LinkageAttr("external"),
+        "visibility_": zero,
+    }
+    return llvm.LLVMVoidType(), llvm.LLVMPointerType(), zero, defaults
+
+
+def _llvm_func_properties(
+    name: str, inputs: list[Attribute], output: Attribute, arg_attrs: list[DictionaryAttr]
+) -> dict[str, Attribute]:
+    """The properties of the `llvm.func` `name` of a plain header (see
+    `_llvm_func_defaults`), in the order xDSL's parser sets them."""
+    from xdsl.dialects import llvm
+
+    properties: dict[str, Attribute] = {}
+    if any(attributes.data for attributes in arg_attrs):
+        properties["arg_attrs"] = ArrayAttr(arg_attrs)
+    _, _, zero, defaults = _llvm_func_defaults()
+    properties["unnamed_addr"] = zero
+    properties["sym_name"] = unverified_data(StringAttr, name)
+    properties["function_type"] = llvm.LLVMFunctionType(inputs, output)
+    return properties | defaults
+
+
+def _unit_attributes(names: str | None) -> DictionaryAttr | None:
+    """The dictionary of unit attributes named in `names` (`a.b, c`; None: none),
+    None if a name is repeated."""
+    entries = [] if names is None else [name.strip() for name in names.split(",")]
+    if len(set(entries)) != len(entries):
+        return None
+    return DictionaryAttr({name: UnitAttr() for name in entries})
+
+
 def _fits_signed(value: int, width: int) -> bool:
     """Whether `value` is in the range of a signed `width`-bit integer."""
     return -(1 << (width - 1)) <= value < 1 << (width - 1)
@@ -858,6 +927,8 @@ class FastParser(Parser):
         if match is None and self._text.startswith("func.", self.pos):
             plain = self._parse_plain_func() or self._parse_plain_return()
             return plain or super().parse_operation()
+        if match is None and self._text.startswith("llvm.func", self.pos):
+            return self._parse_plain_llvm_func() or super().parse_operation()
         if match is None or op_type is None:
             return super().parse_operation()
         start = self._current_token.span
@@ -920,6 +991,41 @@ class FastParser(Parser):
         if (location := self.parse_optional_location()) is not None:
             op.location = location
         return op
+
+    def _parse_plain_llvm_func(self) -> Operation | None:
+        """The `llvm.func` at the current token if its header is plain
+        (`_PLAIN_LLVM_FUNC_HEADER`, of known types) and a body follows, as
+        xDSL reads it: the header read in one match, the op built directly,
+        its body read by the region parser (None, nothing consumed, otherwise)."""
+        match = _PLAIN_LLVM_FUNC_HEADER.match(self._text, self.pos)
+        op_type = self.ctx.get_optional_op("llvm.func")
+        if match is None or op_type is None or self.attribute_aliases:
+            return None  # (an alias could be named `!llvm.ptr`)
+        arguments = list(_LLVM_ARGUMENT.finditer(self._text, *match.span("arguments")))
+        types = [self._llvm_type(argument[2]) for argument in arguments]
+        output = self._llvm_type(match["result"]) if match["result"] else _llvm_func_defaults()[0]
+        attributes = [_unit_attributes(argument[3]) for argument in arguments]
+        if None in types or output is None or None in attributes:
+            return None
+        self._resume_from(match.end())
+        source = self.lexer.input
+        region = self.parse_region([
+            Parser.Argument(Span(*argument.span(1), source), cast(Attribute, argument_type))
+            for argument, argument_type in zip(arguments, types, strict=True)
+        ])  # fmt: skip
+        op = build_operation(op_type, [], [], _llvm_func_properties(
+            match["name"], cast(list[Attribute], types), output,
+            cast(list[DictionaryAttr], attributes),
+        ), {})  # fmt: skip
+        op.add_region(region)
+        if (location := self.parse_optional_location()) is not None:
+            op.location = location
+        return op
+
+    def _llvm_type(self, text: str) -> Attribute | None:
+        """The type of `text` in an `llvm.func` header: an opaque pointer or
+        a compact type `_known_type` knows."""
+        return _llvm_func_defaults()[1] if text == "!llvm.ptr" else self._known_type(text)
 
     def _parse_plain_return(self) -> Operation | None:
         """The `func.return` at the current token if its operands are plain

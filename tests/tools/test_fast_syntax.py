@@ -1323,6 +1323,61 @@ def test_plain_function_headers_are_read_in_one_match(
     assert _outcome(FastParser, ctx, functions) == _outcome(Parser, ctx, functions)
 
 
+LLVM_FUNCTION_HEADERS = {
+    "no arguments": "llvm.func @f() {",
+    "pointers with an attribute": "llvm.func @f(%x: !llvm.ptr {llvm.noalias}, %y: !llvm.ptr {llvm.noalias}) {",
+    "an attribute on one argument": "llvm.func @f(%x: !llvm.ptr, %n: i64 {llvm.noundef}) {",
+    "two attributes": "llvm.func @f(%x: !llvm.ptr {llvm.noalias, llvm.readonly}) {",
+    "an attribute twice": "llvm.func @f(%x: !llvm.ptr {llvm.noalias, llvm.noalias}) {",
+    "an attribute with a value": "llvm.func @f(%x: !llvm.ptr {llvm.align = 8 : i64}) {",
+    "a scalar result": "llvm.func @f(%n: i64) -> f64 {",
+    "a pointer result": "llvm.func @f(%x: !llvm.ptr) -> !llvm.ptr {",
+    "no blanks": "llvm.func @f(%x:!llvm.ptr{llvm.noalias},%n:i64)->i64{",
+    "a pointer in an address space": "llvm.func @f(%x: !llvm.ptr<1>) {",
+    "a linkage": "llvm.func internal @f(%x: !llvm.ptr) {",
+    "a visibility": "llvm.func hidden @f(%x: !llvm.ptr) {",
+    "attributes": "llvm.func @f(%x: !llvm.ptr) attributes {a = 1 : i64} {",
+    "an argument location": 'llvm.func @f(%x: !llvm.ptr loc("a":1:2)) {',
+    "variadic": "llvm.func @f(%x: !llvm.ptr, ...) {",
+    "a declaration": "llvm.func @f(!llvm.ptr)\n  llvm.func @g() {",
+    "the same name twice": "llvm.func @f(%x: i64, %x: i64) {",
+}
+"""Headers of an `llvm.func` whose body returns."""
+
+
+@pytest.mark.parametrize("header", LLVM_FUNCTION_HEADERS.values(), ids=LLVM_FUNCTION_HEADERS.keys())
+@pytest.mark.parametrize("after", ["", ' loc("b":3:4)', "\nllvm.func @h() {\n  llvm.return\n}"])
+def test_llvm_function_headers_read_as_xdsl_reads_them(
+    ctx: Context, header: str, after: str
+) -> None:
+    text = f"builtin.module {{\n  {header}\n    llvm.return\n  }}{after}\n}}\n"
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
+def test_an_alias_of_the_pointer_type_is_read_as_xdsl_reads_it(ctx: Context) -> None:
+    text = "!llvm.ptr = i64\nllvm.func @f(%x: !llvm.ptr) {\n  llvm.return\n}\n"
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
+def test_plain_llvm_function_headers_are_read_in_one_match(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1,000 functions in the llvm dialect, each of its own name, as
+    `lower-to-llvm` prints them: none goes through xDSL's function parser."""
+    functions = "".join(
+        f"llvm.func @f{i}(%x: !llvm.ptr {{llvm.noalias}}, %n: i64) -> f64 {{\n"
+        "  %p = llvm.getelementptr inbounds %x[%n] : (!llvm.ptr, i64) -> !llvm.ptr, f64\n"
+        "  %v = llvm.load %p : !llvm.ptr -> f64\n  llvm.return %v : f64\n}\n"
+        for i in range(1000)
+    )
+    assert _outcome(FastParser, ctx, functions) == _outcome(Parser, ctx, functions)
+    llvm_func = ctx.get_op("llvm.func")
+    calls = _counting(monkeypatch, llvm_func, "parse", lambda parser: "parse")
+    module = FastParser(ctx, functions).parse_module()
+    assert calls["parse"] == 0
+    assert first_verify_error(module) is None
+
+
 def _graph(lines: str) -> str:
     """A module of one `cg.graph @f` whose body is `lines`."""
     return f"builtin.module {{\n  cg.graph @f {{\n{lines}  }}\n}}\n"
