@@ -6,9 +6,9 @@ it against the source text (ops parsed by `LocatingParser` carry their
 `LocatingParser` also turns the malformed inputs xDSL's parser mishandles
 (unterminated strings, integers and dimensions beyond 64 bits, numbers beyond
 their float type, dense literals it cannot store, nesting deeper than Python's
-stack, integers of more digits than Python converts, values an op's `parse`
-rejects with a `ValueError`, a block defined twice after a branch to it) into
-parse errors, and
+stack, integers of more digits than Python converts, an op's `parse` failing
+with a `ValueError` or `IndexError`, a block defined twice after a branch to
+it) into parse errors, and
 `first_verify_error` adds the checks verifying op by op misses: dominance, and
 empty blocks that need a terminator. Both are fast enough for 1 MB inputs
 within 1 s: `LocatingParser` is a `FastParser` (`tidu_mlir.fast_syntax`), and
@@ -166,10 +166,10 @@ class LocatingParser(FastParser):
             op = super().parse_operation()
         except VerifyException as error:  # an attribute verified while it is built
             raise_since(self, _strip_prefix(str(error)), start)
-        except ValueError as error:  # an xDSL op's `parse` meeting a malformed value
+        except (ValueError, IndexError) as error:  # an xDSL op's `parse` on malformed input
             if "integer string conversion" in str(error):  # (reported where it is)
                 raise
-            raise_since(self, str(error), start)
+            raise_since(self, f"malformed op: {error}", start)
         return self._located(op, start)
 
     def _parse_block(self) -> Block:
