@@ -12,9 +12,9 @@ them, an undefined value after 12,000 ops with attributes, and after ops no
 two alike: slices at distinct offsets, constants of distinct values, pads
 and broadcasts to distinct shapes, transposes with distinct attribute
 dictionaries; small functions, of their own names or types, `cg.graph`
-fragments, `cg.input` keys, roles with tags, calls of distinct callees, one
-`cg.output` of 60,000 values; a million-digit integer, a 1 MB line of
-garbage). For each, per tool:
+fragments, `cg.input` keys, roles with tags, calls of distinct callees,
+llvm-dialect functions of one loop each, one `cg.output` of 60,000 values;
+a million-digit integer, a 1 MB line of garbage). For each, per tool:
 
 * in-process: `tidu_mlir.tools.opt.run` / `run.run` (the tool's own work:
   read, parse, verify, report; the least CPU time of `--repeat` runs, so a
