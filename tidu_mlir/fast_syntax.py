@@ -120,7 +120,6 @@ from xdsl.ir import (
 from xdsl.irdl import AttrConstraint, IRDLOperation, base
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
-from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Input, Span, Token
 from xdsl.utils.mlir_lexer import (
     MLIRLexer,
@@ -1251,11 +1250,12 @@ class FastParser(Parser):
 
     def _attribute_at(self, start: int, end: int) -> Attribute | None:
         """The attribute whose text lies from `start` to `end`, read there
-        (None: it does not read to one attribute of exactly that text)."""
+        (None: it does not read to one attribute of exactly that text, or its
+        parser fails: the line is then read token by token, which reports it)."""
         self._resume_from(start)
         try:
             attribute = self.parse_optional_attribute()
-        except (ParseError, VerifyException, ValueError):
+        except Exception:  # noqa: BLE001 (whatever an attribute's parser raises)
             return None
         return attribute if attribute is not None and self._ends_at(end) else None
 
@@ -1323,7 +1323,7 @@ class FastParser(Parser):
         if len(successors) != len(op.successors) or (successors and op.regions):
             return False
         named = zip(successors, op.successors, strict=True)
-        return all(self.blocks[name][0] is successor for (name, _), successor in named)
+        return all(self.blocks.get(name, (None,))[0] is block for (name, _), block in named)
 
     def _successor(self, name: str, span: Span) -> Block:
         """The block `^name` a line names as a successor at `span` (declared
