@@ -142,8 +142,10 @@ def seeds_of(path: Path) -> list[Seed]:
 def _lowers(call: Invocation) -> bool:
     """Whether `call` prints a module lowered below `prim` (MLIR, not LLVM IR)."""
     pipeline = " ".join(call.args)
-    return call.tool == "tidu-opt" and "-t" not in call.args and any(
-        name in pipeline for name in LOWERING_PASSES
+    return (
+        call.tool == "tidu-opt"
+        and "-t" not in call.args
+        and any(name in pipeline for name in LOWERING_PASSES)
     )
 
 

@@ -364,6 +364,35 @@ def error_after_llvm_loops() -> LargeInput:
     )
 
 
+_LOOP_NEST = """\
+func.func @f{i}(%x: memref<{n}x3xf64>, %out0: memref<{n}x3xf64>) attributes {{tidu.num_outputs = 1 : i64}} {{
+  %0 = arith.constant 0 : index
+  %1 = arith.constant 1 : index
+  %2 = arith.constant {n} : index
+  %3 = arith.constant 3 : index
+  scf.for %4 = %0 to %2 step %1 {{
+    scf.for %5 = %0 to %3 step %1 {{
+      %6 = memref.load %x[%4, %5] : memref<{n}x3xf64>
+      %7 = math.exp %6 : f64
+      memref.store %7, %out0[%4, %5] : memref<{n}x3xf64>
+    }}
+  }}
+  func.return
+}}"""
+"""A function of one loop nest, as `convert-prim-to-loops` prints them."""
+
+
+def error_after_loop_nests() -> LargeInput:
+    """1 MB of functions of one loop nest (scf, memref), each of its own name
+    and shape."""
+    return _error_after_units(
+        "error after loop nests",
+        lambda i: _LOOP_NEST.format(i=i, n=i % 97 + 2),
+        "",
+        _UNDEFINED_RESULT,
+    )
+
+
 def error_after_a_long_line() -> LargeInput:
     """One `cg.output` of 60,000 operands, the last undefined."""
     count = 60_000
@@ -449,6 +478,6 @@ GENERATORS: list[Callable[[], LargeInput]] = [
     error_after_concatenations_to_distinct_shapes, error_after_distinct_iotas,
     error_after_functions, error_after_functions_of_distinct_types, error_after_fragments,
     error_after_input_keys, error_after_escaped_input_keys, error_after_roles,
-    error_after_calls, error_after_llvm_loops, error_after_a_long_line, long_integer,
-    garbage_line,
+    error_after_calls, error_after_llvm_loops, error_after_loop_nests, error_after_a_long_line,
+    long_integer, garbage_line,
 ]  # fmt: skip

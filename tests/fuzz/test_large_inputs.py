@@ -30,6 +30,7 @@ from .large_inputs import (
     error_after_gathers_to_distinct_shapes,
     error_after_input_keys,
     error_after_llvm_loops,
+    error_after_loop_nests,
     error_after_ops_with_attributes,
     error_after_pads_to_distinct_shapes,
     error_after_roles,
@@ -78,6 +79,7 @@ def error_after_lus() -> LargeInput:
         ("tidu-opt", error_after_input_keys),
         ("tidu-run", error_after_roles),
         ("tidu-opt", error_after_llvm_loops),
+        ("tidu-run", error_after_loop_nests),
     ],
     ids=lambda value: value if isinstance(value, str) else value.__name__,
 )
