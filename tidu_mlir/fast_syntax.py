@@ -975,7 +975,7 @@ class FastParser(Parser):
         if arguments is None or None in outputs:
             return None
         self._resume_from(match.end())
-        region = self.parse_region([Parser.Argument(name, t) for name, t in arguments])
+        region = self._parse_body("func", [Parser.Argument(name, t) for name, t in arguments])
         inputs = [t for _, t in arguments]
         function_type = unverified_attribute(
             FunctionType, unverified_data(ArrayAttr, tuple(inputs)),
@@ -1008,7 +1008,7 @@ class FastParser(Parser):
             return None
         self._resume_from(match.end())
         source = self.lexer.input
-        region = self.parse_region([
+        region = self._parse_body("llvm", [
             Parser.Argument(Span(*argument.span(1), source), cast(Attribute, argument_type))
             for argument, argument_type in zip(arguments, types, strict=True)
         ])  # fmt: skip
@@ -1020,6 +1020,17 @@ class FastParser(Parser):
         if (location := self.parse_optional_location()) is not None:
             op.location = location
         return op
+
+    def _parse_body(self, dialect: str, arguments: list[Parser.Argument]) -> Region:
+        """The region at the current token, its entry block's `arguments` given,
+        read with `dialect` the default one (as xDSL reads an op's syntax: a
+        function's body may say `return`)."""
+        stack = self._parser_state.dialect_stack
+        stack.append(dialect)
+        try:
+            return self.parse_region(arguments)
+        finally:
+            stack.pop()
 
     def _llvm_type(self, text: str) -> Attribute | None:
         """The type of `text` in an `llvm.func` header: an opaque pointer or

@@ -1354,6 +1354,25 @@ def test_llvm_function_headers_read_as_xdsl_reads_them(
     assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
 
 
+@pytest.mark.parametrize(
+    "function",
+    [
+        "func.func @f(%x: tensor<f64>) -> tensor<f64> {\n  return %x : tensor<f64>\n}",
+        "llvm.func @f(%x: i64) -> i64 {\n  return %x : i64\n}",
+        "func.func @f(%x: tensor<f64>) -> tensor<f64> {\n  yield %x : tensor<f64>\n}",
+    ],
+    ids=["func.func", "llvm.func", "not the function's dialect"],
+)
+def test_a_plain_function_body_reads_ops_of_its_dialect_unprefixed(
+    ctx: Context, function: str
+) -> None:
+    """A function's dialect is the default one in its body (`return`), as
+    when xDSL reads the function's syntax (found in review: the plain
+    headers' bodies were read without it)."""
+    text = f"{function}\n"
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
 def test_an_alias_of_the_pointer_type_is_read_as_xdsl_reads_it(ctx: Context) -> None:
     text = "!llvm.ptr = i64\nllvm.func @f(%x: !llvm.ptr) {\n  llvm.return\n}\n"
     assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
