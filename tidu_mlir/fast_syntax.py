@@ -307,11 +307,16 @@ _PLAIN_FUNC_HEADER = re.compile(
     rf"@(?P<name>[a-zA-Z_][a-zA-Z0-9_$.]*)[ \t]*"
     rf"(?P<arguments>{_PLAIN_BLOCK_ARGUMENTS.pattern})"
     rf"(?:[ \t]*->[ \t]*(?:(?P<result>{_COMPACT_TYPE.pattern})"
-    rf"|\((?P<results>[ \t]*{_TYPE_LIST}?[ \t]*)\)))?[ \t]*(?=\{{)",
+    rf"|\((?P<results>[ \t]*{_TYPE_LIST}?[ \t]*)\)))?"
+    rf"(?:[ \t]+attributes[ \t]*(?P<attributes>{_PLAIN_ATTR_DICT.pattern}))?[ \t]*(?=\{{)",
     re.ASCII,
 )
-"""`func.func private @name(%a: T, %b: U) -> V` before `{`: a function's
-header in its plain form (no attributes or locations; compact types)."""
+"""`func.func private @name(%a: T, %b: U) -> V attributes {a = 1 : i64}`
+before `{`: a function's header in its plain form (compact types, a plain
+attribute dictionary if any, no argument attributes or locations)."""
+
+_FUNC_PROPERTY_NAMES = frozenset({"sym_name", "function_type", "sym_visibility"})
+"""Names a function's `attributes {...}` may not use (xDSL's parser rejects them)."""
 
 _LLVM_TYPE = rf"(?:!llvm\.ptr(?![a-zA-Z0-9_$.<])|{_COMPACT_TYPE.pattern})"
 """An opaque pointer or a compact builtin type."""
@@ -972,7 +977,12 @@ class FastParser(Parser):
         result_texts = [match["result"]] if match["result"] else [t[0] for t in results]
         outputs = [self._known_type(text) for text in result_texts]
         arguments = self._known_arguments(match.span("arguments"))
-        if arguments is None or None in outputs:
+        attributes: dict[str, Attribute] | None = {}
+        if match["attributes"] is not None:
+            attributes = _plain_attr_entries(match["attributes"], self._attribute_texts)
+        if arguments is None or None in outputs or attributes is None:
+            return None
+        if not _FUNC_PROPERTY_NAMES.isdisjoint(attributes):
             return None
         self._resume_from(match.end())
         region = self._parse_body("func", [Parser.Argument(name, t) for name, t in arguments])
@@ -985,7 +995,7 @@ class FastParser(Parser):
                       "function_type": function_type}  # fmt: skip
         if match["visibility"] is not None:
             properties["sym_visibility"] = unverified_data(StringAttr, match["visibility"])
-        op = build_operation(op_type, [], [], properties, {})
+        op = build_operation(op_type, [], [], properties, attributes)
         op.add_region(region)
         if (location := self.parse_optional_location()) is not None:
             op.location = location

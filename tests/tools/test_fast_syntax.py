@@ -1287,6 +1287,12 @@ FUNCTION_HEADERS = {
     "nested": "func.func nested @f() {",
     "another visibility": "func.func hidden @f() {",
     "attributes": "func.func @f(%x: T) attributes {a = 1 : i64} {",
+    "attributes, private, a result": 'func.func private @f(%x: T) -> T attributes {s = "t"} {',
+    "attributes naming a property": 'func.func @f(%x: T) attributes {sym_name = "g"} {',
+    "attributes naming one twice": "func.func @f(%x: T) attributes {a = 1 : i64, a = 2 : i64} {",
+    "attributes with a dialect attribute": "func.func @f() attributes {r = #cg.linearized<[fixed]>} {",
+    "empty attributes": "func.func @f(%x: T) attributes {} {",
+    "attributes without a blank": "func.func @f(%x: T) attributes{a = 1 : i64}{",
     "argument attributes": "func.func @f(%x: T {a = 1 : i64}) {",
     "an argument location": 'func.func @f(%x: T loc("a":1:2)) {',
     "a line break": "func.func @f(%x: T,\n %y: U) {",
@@ -1309,10 +1315,12 @@ def test_function_headers_read_as_xdsl_reads_them(ctx: Context, header: str, aft
 def test_plain_function_headers_are_read_in_one_match(
     ctx: Context, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """1,000 functions of plain headers, half of them private: none goes
-    through xDSL's function parser, and their body reads the arguments."""
+    """1,000 functions of plain headers, half of them private, a third with
+    attributes: none goes through xDSL's function parser, and their body
+    reads the arguments."""
     functions = "".join(
-        f"func.func {'private ' * (i % 2)}@f{i}(%x: tensor<3xf64>) -> tensor<3xf64> {{\n"
+        f"func.func {'private ' * (i % 2)}@f{i}(%x: tensor<3xf64>) -> tensor<3xf64>"
+        f"{' attributes {tidu.num_outputs = 0 : i64}' * (i % 3 == 0)} {{\n"
         "  %y = prim.neg %x : tensor<3xf64>\n  func.return %y : tensor<3xf64>\n}\n"
         for i in range(1000)
     )
