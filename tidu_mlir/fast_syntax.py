@@ -70,7 +70,7 @@ import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeAlias, TypeVar, cast
+from typing import Any, ClassVar, NamedTuple, TypeAlias, TypeVar, cast
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
@@ -729,38 +729,49 @@ def _plain_attr_entries(text: str, known: Mapping[str, Attribute]) -> dict[str, 
     return entries
 
 
+class _LlvmDefaults(NamedTuple):
+    """What a plain `llvm.func` header is built with."""
+
+    void: Attribute
+    pointer: Attribute
+    """The opaque pointer type, `!llvm.ptr`."""
+    zero: Attribute
+    """`0 : i64`, no `unnamed_addr`."""
+    properties: dict[str, Attribute]
+    """The last properties xDSL's `llvm.func` parser gives a function without
+    keywords: the C calling convention, external linkage, default visibility."""
+
+
 @functools.cache
-def _llvm_func_defaults() -> tuple[Attribute, Attribute, Attribute, dict[str, Attribute]]:
-    """The void type, the opaque pointer type, `0 : i64` (no `unnamed_addr`),
-    and the last properties xDSL's `llvm.func` parser gives a function
-    without keywords (the C calling convention, external linkage, default
-    visibility)."""
-    from xdsl.dialects import llvm  # (loaded with the dialect, by an input using it)
+def _llvm_defaults() -> _LlvmDefaults:
+    """The `_LlvmDefaults`, made once (the llvm dialect is imported when an
+    input uses it)."""
+    from xdsl.dialects import llvm
 
     zero = IntegerAttr(0, 64)
-    defaults = {
+    properties = {
         "CConv": llvm.CallingConventionAttr("ccc"),
         "linkage": llvm.LinkageAttr("external"),
         "visibility_": zero,
     }
-    return llvm.LLVMVoidType(), llvm.LLVMPointerType(), zero, defaults
+    return _LlvmDefaults(llvm.LLVMVoidType(), llvm.LLVMPointerType(), zero, properties)
 
 
 def _llvm_func_properties(
     name: str, inputs: list[Attribute], output: Attribute, arg_attrs: list[DictionaryAttr]
 ) -> dict[str, Attribute]:
     """The properties of the `llvm.func` `name` of a plain header (see
-    `_llvm_func_defaults`), in the order xDSL's parser sets them."""
+    `_llvm_defaults`), in the order xDSL's parser sets them."""
     from xdsl.dialects import llvm
 
     properties: dict[str, Attribute] = {}
     if any(attributes.data for attributes in arg_attrs):
         properties["arg_attrs"] = ArrayAttr(arg_attrs)
-    _, _, zero, defaults = _llvm_func_defaults()
-    properties["unnamed_addr"] = zero
+    defaults = _llvm_defaults()
+    properties["unnamed_addr"] = defaults.zero
     properties["sym_name"] = unverified_data(StringAttr, name)
     properties["function_type"] = llvm.LLVMFunctionType(inputs, output)
-    return properties | defaults
+    return properties | defaults.properties
 
 
 def _unit_attributes(names: str | None) -> DictionaryAttr | None:
@@ -984,8 +995,6 @@ class FastParser(Parser):
             return None
         if not _FUNC_PROPERTY_NAMES.isdisjoint(attributes):
             return None
-        self._resume_from(match.end())
-        region = self._parse_body("func", [Parser.Argument(name, t) for name, t in arguments])
         inputs = [t for _, t in arguments]
         function_type = unverified_attribute(
             FunctionType, unverified_data(ArrayAttr, tuple(inputs)),
@@ -995,11 +1004,8 @@ class FastParser(Parser):
                       "function_type": function_type}  # fmt: skip
         if match["visibility"] is not None:
             properties["sym_visibility"] = unverified_data(StringAttr, match["visibility"])
-        op = build_operation(op_type, [], [], properties, attributes)
-        op.add_region(region)
-        if (location := self.parse_optional_location()) is not None:
-            op.location = location
-        return op
+        entry = [Parser.Argument(name, t) for name, t in arguments]
+        return self._function_with_body(op_type, match.end(), entry, properties, attributes)
 
     def _parse_plain_llvm_func(self) -> Operation | None:
         """The `llvm.func` at the current token if its header is plain
@@ -1012,40 +1018,48 @@ class FastParser(Parser):
             return None  # (an alias could be named `!llvm.ptr`)
         arguments = list(_LLVM_ARGUMENT.finditer(self._text, *match.span("arguments")))
         types = [self._llvm_type(argument[2]) for argument in arguments]
-        output = self._llvm_type(match["result"]) if match["result"] else _llvm_func_defaults()[0]
+        output = self._llvm_type(match["result"]) if match["result"] else _llvm_defaults().void
         attributes = [_unit_attributes(argument[3]) for argument in arguments]
         if None in types or output is None or None in attributes:
             return None
-        self._resume_from(match.end())
-        source = self.lexer.input
-        region = self._parse_body("llvm", [
-            Parser.Argument(Span(*argument.span(1), source), cast(Attribute, argument_type))
-            for argument, argument_type in zip(arguments, types, strict=True)
-        ])  # fmt: skip
-        op = build_operation(op_type, [], [], _llvm_func_properties(
+        properties = _llvm_func_properties(
             match["name"], cast(list[Attribute], types), output,
             cast(list[DictionaryAttr], attributes),
-        ), {})  # fmt: skip
+        )  # fmt: skip
+        source = self.lexer.input
+        entry = [Parser.Argument(Span(*argument.span(1), source), cast(Attribute, argument_type))
+                 for argument, argument_type in zip(arguments, types, strict=True)]  # fmt: skip
+        return self._function_with_body(op_type, match.end(), entry, properties, {})
+
+    def _function_with_body(
+        self,
+        op_type: type[Operation],
+        header_end: int,
+        entry: list[Parser.Argument],
+        properties: dict[str, Attribute],
+        attributes: dict[str, Attribute],
+    ) -> Operation:
+        """The function of a plain header ending at `header_end`: its body read
+        there (its entry block's arguments `entry`, the op's dialect the
+        default one, as xDSL reads an op's syntax: a body may say `return`),
+        the op built directly, and a location after it."""
+        self._resume_from(header_end)
+        stack = self._parser_state.dialect_stack
+        stack.append(op_type.dialect_name())
+        try:
+            region = self.parse_region(entry)
+        finally:
+            stack.pop()
+        op = build_operation(op_type, [], [], properties, attributes)
         op.add_region(region)
         if (location := self.parse_optional_location()) is not None:
             op.location = location
         return op
 
-    def _parse_body(self, dialect: str, arguments: list[Parser.Argument]) -> Region:
-        """The region at the current token, its entry block's `arguments` given,
-        read with `dialect` the default one (as xDSL reads an op's syntax: a
-        function's body may say `return`)."""
-        stack = self._parser_state.dialect_stack
-        stack.append(dialect)
-        try:
-            return self.parse_region(arguments)
-        finally:
-            stack.pop()
-
     def _llvm_type(self, text: str) -> Attribute | None:
         """The type of `text` in an `llvm.func` header: an opaque pointer or
         a compact type `_known_type` knows."""
-        return _llvm_func_defaults()[1] if text == "!llvm.ptr" else self._known_type(text)
+        return _llvm_defaults().pointer if text == "!llvm.ptr" else self._known_type(text)
 
     def _parse_plain_return(self) -> Operation | None:
         """The `func.return` at the current token if its operands are plain
@@ -1302,7 +1316,7 @@ class FastParser(Parser):
     ) -> None:
         """Keep the form (`key`) of `line`, from `start`, that read to `op`, if the op
         fills the line (or the line opens its regions: `_region_separators`),
-        has no successors, no explicit location, its operands are the values
+        has no explicit location, its operands are the values
         of the line's names in their order (then each name of the line is an
         operand: its results, if any, are named by its head), its successors
         those the line names; a form for lines of any symbol names if each
