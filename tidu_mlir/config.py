@@ -21,7 +21,11 @@ the default):
 * `log_compiles` (`TIDU_LOG_COMPILES`, False): print one line per compilation
   to stderr with the time of each stage (`tidu_mlir.lowering.runtime`), as
   `jax_log_compiles`. A flag: `update` takes a bool (or 0/1), the variable
-  `1`/`0`, `true`/`false`, `yes`/`no` or `on`/`off`.
+  `1`/`0`, `true`/`false`, `yes`/`no` or `on`/`off`;
+* `compile_threads` (`TIDU_COMPILE_THREADS`, 0): threads LLVM may use to
+  optimize and compile one large module (cut into as many modules,
+  `tidu_mlir.lowering.llvm_threads`); 0 means the CPUs the process may run on,
+  1 compiles in the calling thread only. Small modules always take one.
 
 Every cache drops its least recently used entry beyond its bound, and
 `update` shrinks them at once. Evicting drops the cache's reference only: a
@@ -65,6 +69,7 @@ SETTINGS: dict[str, Setting] = {
     "function_cache_size": Setting("TIDU_FUNCTION_CACHE_SIZE", 64),
     "eager_cache_size": Setting("TIDU_EAGER_CACHE_SIZE", 256),
     "log_compiles": Setting("TIDU_LOG_COMPILES", False),
+    "compile_threads": Setting("TIDU_COMPILE_THREADS", 0),
 }
 
 _values: dict[str, int] = {}

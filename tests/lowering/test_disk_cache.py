@@ -6,6 +6,7 @@ compiled) and `["disk-hits"]`, `disk_cache.stats`, and the log lines.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -167,11 +168,35 @@ def test_bad_metadata_with_a_valid_checksum_is_discarded(cache_dir: Path) -> Non
     entry = disk_cache.load(cache_dir, path.stem)
     assert entry is not None
     metadata = {**entry.metadata, "signatures": {"bad_metadata": {"name": 3}}}
-    disk_cache.store(cache_dir, path.stem, metadata, entry.object_code)
+    disk_cache.store(cache_dir, path.stem, metadata, entry.objects)
     lowerings = runtime.COUNTS["lowerings"]
     with pytest.warns(CacheWarning, match="bad metadata"):
         check(compile_again(f))
     assert runtime.COUNTS["lowerings"] == lowerings + 1
+
+
+@pytest.mark.parametrize("sizes", [[], [0], [1], [1, 10**9], ["1"], 5], ids=str)
+def test_object_sizes_that_do_not_cover_the_code_are_discarded(cache_dir: Path, sizes) -> None:
+    """The header's sizes of the objects (a module compiled in parts has
+    several) must cut the code exactly; anything else is a corrupted entry."""
+    f = function(name="bad_sizes")
+    runtime.compile_function(f)
+    [path] = entries(cache_dir)
+    entry = disk_cache.load(cache_dir, path.stem)
+    assert entry is not None and len(entry.objects) == 1
+    header = json.dumps(
+        {
+            "format": disk_cache.FORMAT_VERSION,
+            "key": path.stem,
+            "objects": sizes,
+            "metadata": entry.metadata,
+        }
+    ).encode()
+    payload = b"%d\n" % len(header) + header + entry.objects[0]
+    checksum = hashlib.sha256(payload).hexdigest().encode()
+    path.write_bytes(disk_cache._MAGIC + checksum + b"\n" + payload)  # pyright: ignore[reportPrivateUsage]
+    with pytest.warns(CacheWarning, match="object sizes"):
+        check(compile_again(f))
 
 
 def test_unwritable_directory_warns_and_still_compiles(tmp_path: Path) -> None:
@@ -269,7 +294,7 @@ def test_size_bound_evicts_least_recently_used(tmp_path: Path) -> None:
     disk_cache.set_max_bytes(10**9)
     try:
         for i, key in enumerate("abcd"):
-            disk_cache.store(tmp_path, key * 64, {"i": i}, bytes(1000))
+            disk_cache.store(tmp_path, key * 64, {"i": i}, [bytes(1000)])
             os.utime(disk_cache.entry_path(tmp_path, key * 64), (1000 + i, 1000 + i))
         size = disk_cache.entry_path(tmp_path, "a" * 64).stat().st_size
         assert disk_cache.load(tmp_path, "a" * 64) is not None  # a hit: "a" is now recent

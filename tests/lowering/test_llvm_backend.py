@@ -12,12 +12,8 @@ import pytest
 from xdsl.utils.exceptions import DiagnosticException
 
 from tidu_mlir.lowering import backend
-from tidu_mlir.lowering.jit import (
-    _generate_object,  # pyright: ignore[reportPrivateUsage]
-    clear_cache,
-    compile_module,
-    parse_module,
-)
+from tidu_mlir.lowering.jit import clear_cache, compile_module, parse_module
+from tidu_mlir.lowering.llvm_threads import object_code
 
 UNARY = {
     "exp": np.exp,
@@ -396,9 +392,9 @@ def test_broken_slp_output_is_optimized_again_without_slp(monkeypatch) -> None:
     runs: list[bool] = []
     optimized = backend._optimized  # pyright: ignore[reportPrivateUsage]
 
-    def recorded(llvm_ir: str, slp_vectorization: bool):
+    def recorded(llvm_ir, context, slot, concurrent, slp_vectorization: bool):
         runs.append(slp_vectorization)
-        return optimized(llvm_ir, slp_vectorization)
+        return optimized(llvm_ir, context, slot, concurrent, slp_vectorization)
 
     monkeypatch.setattr(backend, "_optimized", recorded)
     monkeypatch.setattr(backend, "_verifies", lambda module: False)
@@ -407,4 +403,5 @@ def test_broken_slp_output_is_optimized_again_without_slp(monkeypatch) -> None:
     monkeypatch.undo()
     module = backend.optimize(text)
     module.verify()
-    assert _generate_object(module)  # object code, no abort
+    with backend.LLVM_LOCK:
+        assert object_code(module, backend.new_target_machine(), concurrent=False)  # no abort

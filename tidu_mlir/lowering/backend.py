@@ -12,9 +12,12 @@ enforces with a readable diagnostic.
 
 import functools
 import threading
-from typing import NoReturn
+from collections.abc import Callable
+from typing import NoReturn, ParamSpec, TypeVar
 
 import llvmlite.binding as llvm
+from llvmlite import ir
+from llvmlite.binding import ffi
 from llvmlite.binding.newpassmanagers import NewPassManager
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects import llvm as llvm_dialect
@@ -24,7 +27,11 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from tidu_mlir.dialects.cg import GraphOp
 from tidu_mlir.lowering.allocation_guard import add_allocation_guards
+from tidu_mlir.lowering.partition import partition_module
 from tidu_mlir.lowering.vector_library import use_libmvec
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 OPT_LEVEL = 3
 
@@ -112,6 +119,16 @@ def _enclosing_function(op: Operation) -> str:
 def translate_to_llvm_ir(module: ModuleOp) -> str:
     """LLVM IR text of an `llvm`-dialect module, for the host target (`cg.graph`
     fragments are skipped)."""
+    return str(_llvm_ir_module(module))
+
+
+def translate_to_llvm_ir_modules(module: ModuleOp, count: int) -> list[str]:
+    """`translate_to_llvm_ir`, cut into at most `count` modules to be compiled
+    concurrently (`partition.partition_module`); one when it is small."""
+    return partition_module(_llvm_ir_module(module), count)
+
+
+def _llvm_ir_module(module: ModuleOp) -> ir.Module:
     check_llvm_module(module)
     if any(isinstance(op, GraphOp) for op in module.ops):
         module = ModuleOp([op.clone() for op in module.ops if not isinstance(op, GraphOp)])
@@ -129,7 +146,7 @@ def translate_to_llvm_ir(module: ModuleOp) -> str:
         if op.no_inline is not None:
             ir_module.get_global(op.sym_name.data).attributes.add("noinline")
     add_allocation_guards(ir_module)
-    return str(ir_module)
+    return ir_module
 
 
 def optimize(llvm_ir: str) -> llvm.ModuleRef:
@@ -142,30 +159,68 @@ def optimize_with_text(llvm_ir: str) -> tuple[llvm.ModuleRef, str]:
     """`optimize`, and the text of the optimized module, which it prints anyway
     (for libmvec): printed once (a large module takes ~0.2 s)."""
     with LLVM_LOCK:
-        module = _optimized(llvm_ir, slp_vectorization=True)
-        if not _verifies(module):
-            # LLVM 22's SLP vectorizer can emit an instruction after one of its
-            # uses (AVX-512 hosts, small unrolled buffers of a scatter's
-            # gradient); codegen would abort the process on such a module.
-            module = _optimized(llvm_ir, slp_vectorization=False)
-            module.verify()
-        text = str(module)
-        vectorized = use_libmvec(text)
-        if vectorized == text:
-            return module, text
-        module = llvm.parse_assembly(vectorized)
+        return optimize_in_context(llvm_ir, llvm.get_global_context(), 0, concurrent=False)
+
+
+def optimize_in_context(
+    llvm_ir: str, context: llvm.ContextRef, slot: int, concurrent: bool
+) -> tuple[llvm.ModuleRef, str]:
+    """`optimize_with_text` in `context` with the pass builders of `slot`
+    (`prepare_slots`). The caller holds `LLVM_LOCK`. With `concurrent`, other
+    threads optimize at the same time, each in its own context and slot, and
+    the pass pipeline runs without llvmlite's lock (`without_llvmlite_lock`)."""
+    module = _optimized(llvm_ir, context, slot, concurrent, slp_vectorization=True)
+    if not _verifies(module):
+        # LLVM 22's SLP vectorizer can emit an instruction after one of its
+        # uses (AVX-512 hosts, small unrolled buffers of a scatter's
+        # gradient); codegen would abort the process on such a module.
+        module.close()
+        module = _optimized(llvm_ir, context, slot, concurrent, slp_vectorization=False)
         module.verify()
-        return module, vectorized
-
-
-def _optimized(llvm_ir: str, slp_vectorization: bool) -> llvm.ModuleRef:
-    """`llvm_ir` parsed, verified and run through the O3 pipeline for the host."""
-    tm = host_target_machine()
-    module = llvm.parse_assembly(llvm_ir)
+    text = str(module)
+    vectorized = use_libmvec(text)
+    if vectorized == text:
+        return module, text
+    module.close()
+    module = llvm.parse_assembly(vectorized, context)
     module.verify()
-    module.triple = tm.triple
-    module.data_layout = str(tm.target_data)
-    _run_default_pipeline(module, slp_vectorization)
+    return module, vectorized
+
+
+def prepare_slots(count: int) -> None:
+    """Make the pass builders of slots 0..count-1 (LLVM's option parsing must
+    not run while another thread optimizes). The caller holds `LLVM_LOCK`."""
+    for slot in range(count):
+        for slp_vectorization in (True, False):
+            _pass_builder(slp_vectorization, slot)
+
+
+def without_llvmlite_lock(function: Callable[_P, _R]) -> Callable[_P, _R]:
+    """An LLVM C function of llvmlite's, called without the lock llvmlite puts
+    around every call (it serializes all of LLVM in the process). For the long
+    calls on modules each in its own LLVM context, which LLVM runs safely
+    side by side; like any ctypes call, it releases the GIL."""
+    return function._cfn  # pyright: ignore[reportFunctionMemberAccess]
+
+
+def _optimized(
+    llvm_ir: str,
+    context: llvm.ContextRef,
+    slot: int,
+    concurrent: bool,
+    slp_vectorization: bool,
+) -> llvm.ModuleRef:
+    """`llvm_ir` parsed, verified and run through the O3 pipeline for the host."""
+    tm = _slot_machine(slot)
+    module = llvm.parse_assembly(llvm_ir, context)
+    try:
+        module.verify()
+        module.triple = tm.triple
+        module.data_layout = str(tm.target_data)
+        _run_default_pipeline(module, slp_vectorization, slot, concurrent)
+    except BaseException:
+        module.close()  # before its context is: not when the traceback goes
+        raise
     return module
 
 
@@ -179,26 +234,38 @@ def _verifies(module: llvm.ModuleRef) -> bool:
 
 
 @functools.cache
-def _pass_builder(slp_vectorization: bool) -> llvm.PassBuilder:
+def _slot_machine(slot: int) -> llvm.TargetMachine:
+    """The target machine of the optimizer in `slot` (one per thread)."""
+    return host_target_machine() if slot == 0 else new_target_machine()
+
+
+@functools.cache
+def _pass_builder(slp_vectorization: bool, slot: int) -> llvm.PassBuilder:
     """The O3 pass builder for the host target (unrolling capped at
-    `UNROLL_THRESHOLD`, `VECTORIZER_MIN_TRIP_COUNT`), made once: every
-    builder llvmlite creates keeps ~2 KB alive (its instrumentation callbacks)."""
+    `UNROLL_THRESHOLD`, `VECTORIZER_MIN_TRIP_COUNT`) in `slot`, made once:
+    every builder llvmlite creates keeps ~2 KB alive (its instrumentation
+    callbacks)."""
     llvm.set_option("tidu", f"-unroll-threshold={UNROLL_THRESHOLD}")
     llvm.set_option("tidu", f"-vectorizer-min-trip-count={VECTORIZER_MIN_TRIP_COUNT}")
     tuning = llvm.create_pipeline_tuning_options(speed_level=OPT_LEVEL)
     tuning.loop_vectorization = True
     tuning.slp_vectorization = slp_vectorization
-    return llvm.create_pass_builder(host_target_machine(), tuning)
+    return llvm.create_pass_builder(_slot_machine(slot), tuning)
 
 
-def _run_default_pipeline(module: llvm.ModuleRef, slp_vectorization: bool) -> None:
+def _run_default_pipeline(
+    module: llvm.ModuleRef, slp_vectorization: bool, slot: int, concurrent: bool
+) -> None:
     """Run the O3 pipeline on `module`, then free the pass manager: llvmlite
     0.50's `ModulePassManager` never frees itself (its `_dispose` resolves to
     `ObjectRef`'s, which does nothing), which kept ~70 KB per compilation."""
-    builder = _pass_builder(slp_vectorization)
+    builder = _pass_builder(slp_vectorization, slot)
     passes = builder.getModulePassManager()
     try:
-        passes.run(module, builder)
+        if concurrent:
+            without_llvmlite_lock(ffi.lib.LLVMPY_RunNewModulePassManager)(passes, module, builder)
+        else:
+            passes.run(module, builder)
     finally:
         NewPassManager._dispose(passes)  # pyright: ignore[reportPrivateUsage]
         passes.detach()

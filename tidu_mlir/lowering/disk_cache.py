@@ -25,8 +25,9 @@ the target triple, the CPU name and features, and the lowering `options`
 Entries
 -------
 One file per key, `<key>.tjc`: a magic line, the SHA-256 of the rest, the
-length of a JSON header, the header (key, format, metadata: the entry points'
-signatures, never pickle) and the object code. It is written to a temporary
+length of a JSON header, the header (key, format, the sizes of the objects,
+metadata: the entry points' signatures, never pickle) and the object code (one
+object, or several linked when loaded: a module compiled in parts). It is written to a temporary
 file in the same directory and renamed over (`os.replace`): readers see a whole
 entry or none, concurrent writers of one key each leave a whole entry. An entry
 that fails its checks (truncated, corrupted, another key or format) is reported
@@ -44,12 +45,12 @@ import tempfile
 import time
 import warnings
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 """Bumped whenever the entry layout or its metadata change meaning."""
 
 DEFAULT_MAX_BYTES = 1 << 30
@@ -195,21 +196,28 @@ def entry_key(digest: str, options: Mapping[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class Entry:
-    """A cache entry read back: its JSON metadata and object code."""
+    """A cache entry read back: its JSON metadata and objects."""
 
     key: str
     metadata: dict[str, Any]
-    object_code: bytes
+    objects: list[bytes]
 
 
 def entry_path(root: Path, key: str) -> Path:
     return entries_directory(root) / f"{key}{ENTRY_SUFFIX}"
 
 
-def _encode(key: str, metadata: Mapping[str, Any], object_code: bytes) -> bytes:
-    header = json.dumps({"format": FORMAT_VERSION, "key": key, "metadata": dict(metadata)})
+def _encode(key: str, metadata: Mapping[str, Any], objects: Sequence[bytes]) -> bytes:
+    header = json.dumps(
+        {
+            "format": FORMAT_VERSION,
+            "key": key,
+            "objects": [len(code) for code in objects],
+            "metadata": dict(metadata),
+        }
+    )
     header_bytes = header.encode()
-    payload = b"%d\n" % len(header_bytes) + header_bytes + object_code
+    payload = b"%d\n" % len(header_bytes) + header_bytes + b"".join(objects)
     return _MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
 
 
@@ -236,10 +244,22 @@ def _decode(data: bytes, key: str) -> Entry:
     if header.get("key") != key:
         raise ValueError("the entry is for another key")
     metadata = header.get("metadata")
-    object_code = rest[length:]
-    if not isinstance(metadata, dict) or not object_code:
-        raise ValueError("no metadata or no object code")
-    return Entry(key, metadata, object_code)
+    if not isinstance(metadata, dict):
+        raise ValueError("no metadata")
+    return Entry(key, metadata, _objects(rest[length:], header.get("objects")))
+
+
+def _objects(code: bytes, sizes: object) -> list[bytes]:
+    """`code` cut into objects of `sizes` (from the header), which must cover it."""
+    if (
+        not isinstance(sizes, list)
+        or not sizes
+        or not all(isinstance(size, int) and size > 0 for size in sizes)
+        or sum(sizes) != len(code)
+    ):
+        raise ValueError("the object sizes do not match the object code")
+    starts = [sum(sizes[:k]) for k in range(len(sizes))]
+    return [code[start : start + size] for start, size in zip(starts, sizes, strict=True)]
 
 
 def load(root: Path, key: str) -> Entry | None:
@@ -280,7 +300,7 @@ def discard(path: Path, reason: str) -> None:
         path.unlink()
 
 
-def store(root: Path, key: str, metadata: Mapping[str, Any], object_code: bytes) -> bool:
+def store(root: Path, key: str, metadata: Mapping[str, Any], objects: Sequence[bytes]) -> bool:
     """Write the entry of `key` atomically, then evict down to the size bound.
     False (with a warning) when the directory cannot be written: never raises."""
     directory = entries_directory(root)
@@ -289,7 +309,7 @@ def store(root: Path, key: str, metadata: Mapping[str, Any], object_code: bytes)
         directory.mkdir(parents=True, exist_ok=True)
         fd, temp = tempfile.mkstemp(dir=directory, prefix=f".{key[:16]}.", suffix=_TEMP_SUFFIX)
         with os.fdopen(fd, "wb") as file:
-            file.write(_encode(key, metadata, object_code))
+            file.write(_encode(key, metadata, objects))
         os.replace(temp, entry_path(root, key))
         temp = None
     except OSError as error:

@@ -66,8 +66,9 @@ from tidu_mlir.lowering.backend import (
     LLVM_LOCK,
     new_target_machine,
     optimize_with_text,
-    translate_to_llvm_ir,
+    translate_to_llvm_ir_modules,
 )
+from tidu_mlir.lowering.llvm_threads import ConcurrentCompilation, compile_threads, object_code
 from tidu_mlir.lowering.pipeline import lower_to_llvm_dialect
 
 NUM_OUTPUTS_ATTR = "tidu.num_outputs"
@@ -416,8 +417,9 @@ class CompiledModule:
     """The optimized LLVM IR, for inspection and tests (None when loaded from
     object code, `CompiledModule.load`)."""
 
-    object_code: bytes | None
-    """The relocatable object MCJIT generated, when asked for (`keep_object`)."""
+    objects: list[bytes] | None
+    """The relocatable objects MCJIT generated (one, or one per part of a large
+    module, `llvm_threads`), when asked for (`keep_object`)."""
 
     def __init__(
         self,
@@ -431,7 +433,7 @@ class CompiledModule:
         (the caller gives it up: saves a clone of a large module). Each stage's
         time in seconds is added to `timings` (`lower-to-llvm`, `translate`,
         `llvm-opt`, `codegen`); with `keep_object` the generated object code is
-        kept in `object_code` (for the disk cache)."""
+        kept in `objects` (for the disk cache)."""
         self.prototypes = {
             op.sym_name.data: Prototype.of(op)
             for op in module.ops
@@ -454,26 +456,33 @@ class CompiledModule:
         lowered = module if consume else module.clone()
         lower_to_llvm_dialect(lowered)
         clock = _lap(timings, "lower-to-llvm", clock)
-        text = translate_to_llvm_ir(lowered)
+        texts = translate_to_llvm_ir_modules(lowered, compile_threads())
         clock = _lap(timings, "translate", clock)
-        optimized, self.llvm_ir = optimize_with_text(text)
-        clock = _lap(timings, "llvm-opt", clock)
-        object_code = _generate_object(optimized)
-        self._engine = _engine_from_object(object_code)
-        self.object_code = object_code if keep_object else None
+        if len(texts) == 1:
+            optimized, self.llvm_ir = optimize_with_text(texts[0])
+            clock = _lap(timings, "llvm-opt", clock)
+            with LLVM_LOCK:
+                objects = [object_code(optimized, new_target_machine(), concurrent=False)]
+        else:
+            with ConcurrentCompilation(len(texts)) as compilation:
+                self.llvm_ir = "\n".join(compilation.optimize(texts))
+                clock = _lap(timings, "llvm-opt", clock)
+                objects = compilation.generate()
+        self._engine = _engine_from_objects(objects)
+        self.objects = objects if keep_object else None
         _lap(timings, "codegen", clock)
 
     @classmethod
-    def load(cls, object_code: bytes, signatures: dict[str, Signature]) -> "CompiledModule":
-        """A module from object code MCJIT generated before (`object_code`) and the
-        signatures of its entry points: no lowering, optimization or codegen.
-        Every external symbol it calls must already be loaded in the process."""
+    def load(cls, objects: list[bytes], signatures: dict[str, Signature]) -> "CompiledModule":
+        """A module from the objects MCJIT generated before and the signatures of
+        its entry points: no lowering, optimization or codegen. Every external
+        symbol they call must already be loaded in the process."""
         self = cls.__new__(cls)
         self.prototypes = {}
         self._signatures = dict(signatures)
         self.llvm_ir = None
-        self.object_code = object_code
-        self._engine = _engine_from_object(object_code)
+        self.objects = objects
+        self._engine = _engine_from_objects(objects)
         return self
 
     @property
@@ -525,32 +534,18 @@ def _lap(timings: dict[str, float] | None, stage: str, start: float) -> float:
     return now
 
 
-def _generate_object(module: llvm_binding.ModuleRef) -> bytes:
-    """The object code MCJIT generates for `module` (taken from its object
-    cache's notification), in an engine closed at once: it owns `module`."""
-    objects: list[bytes] = []
-    with LLVM_LOCK:
-        engine = llvm_binding.create_mcjit_compiler(module, new_target_machine())
-        try:
-            engine.set_object_cache(notify_func=lambda _module, data: objects.append(bytes(data)))
-            engine.finalize_object()
-        finally:
-            engine.close()
-    if len(objects) != 1:
-        raise RuntimeError(f"MCJIT generated {len(objects)} objects, expected one")
-    return objects[0]
-
-
-def _engine_from_object(object_code: bytes) -> llvm_binding.ExecutionEngine:
-    """An MCJIT engine (with its own target machine) running `object_code`."""
+def _engine_from_objects(objects: list[bytes]) -> llvm_binding.ExecutionEngine:
+    """An MCJIT engine (with its own target machine) running `objects`, linked
+    together (a module compiled in parts, `llvm_threads`)."""
     with LLVM_LOCK:
         machine = new_target_machine()
         empty = llvm_binding.parse_assembly("")
         empty.triple = machine.triple
         empty.data_layout = str(machine.target_data)
         engine = llvm_binding.create_mcjit_compiler(empty, machine)
-        # The engine takes the object's buffer over (llvmlite moves the binary).
-        engine.add_object_file(llvm_binding.ObjectFileRef.from_data(object_code))
+        for code in objects:
+            # The engine takes the object's buffer over (llvmlite moves the binary).
+            engine.add_object_file(llvm_binding.ObjectFileRef.from_data(code))
         engine.finalize_object()
         engine.run_static_constructors()
         key_address = engine.get_global_value_address(KEY_GLOBAL)

@@ -93,7 +93,7 @@ class CompiledFunction:
         keep_object: bool = False,
     ):
         """Compile `function`, adding each stage's time to `timings`; with
-        `keep_object` the object code stays in `self.module.object_code`."""
+        `keep_object` the object code stays in `self.module.objects`."""
         self.name = function.sym_name.data
         inputs = function.function_type.inputs.data
         outputs = function.function_type.outputs.data
@@ -264,15 +264,15 @@ and they are loaded before it (MCJIT resolves its symbols in the process)."""
 
 def _store(root: Path, key: str, compiled: CompiledFunction) -> None:
     module = compiled.module
-    assert module.object_code is not None and module.llvm_ir is not None
+    assert module.objects is not None and module.llvm_ir is not None
     libraries = [lib for lib, (marker, _) in _LIBRARIES.items() if marker in module.llvm_ir]
     metadata = {
         "function": compiled.name,
         "signatures": {compiled.name: compiled.signature.to_json()},
         "libraries": libraries,
     }
-    disk_cache.store(root, key, metadata, module.object_code)
-    module.object_code = None  # on disk now: no copy kept in memory
+    disk_cache.store(root, key, metadata, module.objects)
+    module.objects = None  # on disk now: no copy kept in memory
 
 
 def _load(root: Path, key: str, source: str) -> CompiledFunction | None:
@@ -297,7 +297,7 @@ def _load(root: Path, key: str, source: str) -> CompiledFunction | None:
     if not all(_LIBRARIES[lib][1]() for lib in libraries):
         return None  # a library it calls is missing in this process: compile anew
     try:
-        module = CompiledModule.load(entry.object_code, signatures)
+        module = CompiledModule.load(entry.objects, signatures)
         compiled = CompiledFunction.loaded(name, module, source)
     except (RuntimeError, KeyError, ValueError) as error:
         disk_cache.discard(path, f"cannot load the object code ({error})")
