@@ -120,6 +120,7 @@ from xdsl.ir import (
 from xdsl.irdl import AttrConstraint, IRDLOperation, base
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
+from xdsl.traits import IsTerminator, SingleBlockImplicitTerminator, ensure_terminator
 from xdsl.utils.lexer import Input, Span, Token
 from xdsl.utils.mlir_lexer import (
     MLIRLexer,
@@ -315,6 +316,14 @@ _PLAIN_FUNC_HEADER = re.compile(
 before `{`: a function's header in its plain form (compact types, a plain
 attribute dictionary if any, no argument attributes or locations)."""
 
+_PLAIN_FOR_HEADER = re.compile(
+    rf"scf\.for[ \t]+(?P<variable>{_SSA_NAME})[ \t]*=[ \t]*(?P<lower>{_SSA_NAME})[ \t]+to"
+    rf"[ \t]+(?P<upper>{_SSA_NAME})[ \t]+step[ \t]+(?P<step>{_SSA_NAME})[ \t]*(?=\{{)",
+    re.ASCII,
+)
+"""`scf.for %i = %a to %b step %c` before `{`: a loop's header in its plain
+form (an `index` counter, no loop-carried values)."""
+
 _FUNC_PROPERTY_NAMES = frozenset({"sym_name", "function_type", "sym_visibility"})
 """Names a function's `attributes {...}` may not use (xDSL's parser rejects them)."""
 
@@ -413,6 +422,23 @@ def _create_plain(
     if not _builds_plainly(op_type):
         return op_type.create(operands=operands, result_types=[result_type])
     return build_operation(op_type, operands, (result_type,), {}, {})
+
+
+def _end_with_yield(loop: Operation, yield_type: type[Operation]) -> None:
+    """Give the body of `loop` (of one block, without loop-carried values)
+    its implicit `scf.yield`, as xDSL's `ensure_terminator` does, built
+    directly; the other cases, errors among them, are xDSL's."""
+    blocks = loop.regions[0].blocks
+    last = blocks.first.last_op if len(blocks) == 1 and blocks.first is not None else None
+    if isinstance(last, yield_type):
+        return
+    if len(blocks) == 1 and (
+        last is None or not last.has_trait(IsTerminator, value_if_unregistered=False)
+    ):
+        blocks.first.add_op(build_operation(yield_type, [], [], {}, {}))  # pyright: ignore[reportOptionalMemberAccess]
+        return
+    for trait in loop.get_traits_of_type(SingleBlockImplicitTerminator):
+        ensure_terminator(loop, trait)
 
 
 def build_operation(
@@ -944,6 +970,8 @@ class FastParser(Parser):
             return plain or super().parse_operation()
         if match is None and self._text.startswith("llvm.func", self.pos):
             return self._parse_plain_llvm_func() or super().parse_operation()
+        if match is None and self._text.startswith("scf.for", self.pos):
+            return self._parse_plain_for() or super().parse_operation()
         if match is None or op_type is None:
             return super().parse_operation()
         start = self._current_token.span
@@ -1030,6 +1058,35 @@ class FastParser(Parser):
         entry = [Parser.Argument(Span(*argument.span(1), source), cast(Attribute, argument_type))
                  for argument, argument_type in zip(arguments, types, strict=True)]  # fmt: skip
         return self._function_with_body(op_type, match.end(), entry, properties, {})
+
+    def _parse_plain_for(self) -> Operation | None:
+        """The `scf.for` at the current token if its header is plain
+        (`_PLAIN_FOR_HEADER`), as xDSL reads it: the header read in one match,
+        the loop and its implicit `scf.yield` built directly, its body read by
+        the region parser (None, nothing consumed, otherwise)."""
+        match = _PLAIN_FOR_HEADER.match(self._text, self.pos)
+        op_type = self.ctx.get_optional_op("scf.for")
+        yield_type = self.ctx.get_optional_op("scf.yield")
+        if match is None or op_type is None or yield_type is None:
+            return None
+        index = IndexType()
+        bounds = [self._plain_operand(match.span(group), index)
+                  for group in ("lower", "upper", "step")]  # fmt: skip
+        variable = Parser.Argument(Span(*match.span("variable"), self.lexer.input), index)
+        self._resume_from(match.end())
+        stack = self._parser_state.dialect_stack
+        stack.append(op_type.dialect_name())
+        try:
+            body = self.parse_region((variable,))
+            attributes = self.parse_optional_attr_dict()
+        finally:
+            stack.pop()
+        op = build_operation(op_type, bounds, [], {}, attributes)
+        op.add_region(body)
+        _end_with_yield(op, yield_type)
+        if (location := self.parse_optional_location()) is not None:
+            op.location = location
+        return op
 
     def _function_with_body(
         self,

@@ -1720,3 +1720,70 @@ def test_lines_no_two_alike_are_read_without_xdsls_attribute_and_type_parsers(
     ).parse_module()
     assert (types["calls"], dense["calls"], entries["calls"]) == (0, 0, 0)
     assert punctuation["calls"] < 10  # the function's header and end
+
+
+LOOPS = {
+    "plain": "scf.for %i = %lo to %hi step %one {\n  %v = arith.addi %i, %i : index\n}",
+    "an explicit yield": "scf.for %i = %lo to %hi step %one {\n  scf.yield\n}",
+    "an unprefixed yield": "scf.for %i = %lo to %hi step %one {\n  yield\n}",
+    "an empty body": "scf.for %i = %lo to %hi step %one {\n}",
+    "no blanks": "scf.for %i=%lo to %hi step %one{\n}",
+    "nested": "scf.for %i = %lo to %hi step %one {\n  scf.for %j = %lo to %i step %one {\n"
+    "    %v = arith.addi %i, %j : index\n  }\n}",
+    "attributes after the body": "scf.for %i = %lo to %hi step %one {\n} {a = 1 : i64}",
+    "a location after the body": 'scf.for %i = %lo to %hi step %one {\n} loc("a":1:2)',
+    "another terminator": "scf.for %i = %lo to %hi step %one {\n  func.return\n}",
+    "two blocks": "scf.for %i = %lo to %hi step %one {\n  cf.br ^bb1\n^bb1:\n  scf.yield\n}",
+    "an undefined bound": "scf.for %i = %lo to %nope step %one {\n}",
+    "a bound of another type": "scf.for %i = %lo to %n64 step %one {\n}",
+    "a counter of another type": "scf.for %i = %a64 to %n64 step %s64 : i64 {\n}",
+    "the counter's name taken": "scf.for %lo = %lo to %hi step %one {\n}",
+    "loop-carried values": "%r = scf.for %i = %lo to %hi step %one iter_args(%a = %lo) -> (index) {\n"
+    "  scf.yield %a : index\n}",
+    "a result without values": "%r = scf.for %i = %lo to %hi step %one {\n}",
+    "a numbered bound": "scf.for %i = %lo to %pair#1 step %one {\n}",
+}
+"""`scf.for` loops; `%lo`, `%hi`, `%one`, `%pair#1` are `index` values, `%a64`,
+`%n64`, `%s64` i64 ones."""
+
+
+@pytest.mark.parametrize("loop", LOOPS.values(), ids=LOOPS.keys())
+def test_loops_read_as_xdsl_reads_them(ctx: Context, loop: str) -> None:
+    body = "\n".join(f"    {line}" for line in loop.splitlines())
+    text = (
+        "func.func @f(%lo: index, %hi: index, %one: index, %n64: i64) {\n"
+        "    %a64 = arith.constant 0 : i64\n    %s64 = arith.constant 1 : i64\n"
+        "    %pair:2 = scf.for %k = %lo to %hi step %one iter_args(%a = %lo, %b = %hi)"
+        " -> (index, index) {\n      scf.yield %b, %a : index, index\n    }\n"
+        f"{body}\n    func.return\n}}\n"
+    )
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
+def test_plain_loops_are_built_without_their_parse(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1,000 loop nests of two loops as `convert-prim-to-loops` prints them:
+    no loop goes through `scf.for`'s parse or constructor, and each body
+    ends with its implicit yield, as xDSL builds it."""
+    from xdsl.dialects import scf
+
+    nests = "".join(
+        f"func.func @f{i}(%x: memref<{i % 7 + 2}x3xf64>) {{\n"
+        "  %0 = arith.constant 0 : index\n  %1 = arith.constant 1 : index\n"
+        f"  %2 = arith.constant {i % 7 + 2} : index\n  %3 = arith.constant 3 : index\n"
+        "  scf.for %4 = %0 to %2 step %1 {\n    scf.for %5 = %0 to %3 step %1 {\n"
+        f"      %6 = memref.load %x[%4, %5] : memref<{i % 7 + 2}x3xf64>\n"
+        f"      memref.store %6, %x[%4, %5] : memref<{i % 7 + 2}x3xf64>\n"
+        "    }\n  }\n  func.return\n}\n"
+        for i in range(1000)
+    )
+    calls = _counting(monkeypatch, scf.ForOp, "parse", lambda parser: "parse")
+    inits = _counting(monkeypatch, scf.ForOp, "__init__", lambda *args, **kwargs: "init")
+    module = FastParser(ctx, nests).parse_module()
+    assert calls["parse"] == 0 and inits["init"] == 0
+    loops = [op for op in module.walk() if isinstance(op, scf.ForOp)]
+    assert len(loops) == 2000
+    assert all(isinstance(loop.body.block.last_op, scf.YieldOp) for loop in loops)
+    assert first_verify_error(module) is None
+    assert _outcome(FastParser, ctx, nests) == _outcome(Parser, ctx, nests)
