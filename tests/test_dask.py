@@ -304,12 +304,16 @@ def test_a_worker_killed_during_grad_sum_changes_nothing(client: Client) -> None
     ]
     data = (da.concatenate(blocks), da.from_array(y, chunks=100))
     futures = client.compute(tree_leaves(tdd.value_and_grad_sum(loss, PARAMS, data)))
-    client.wait_for_workers(2)
-    victim = next(iter(client.scheduler_info()["workers"]))
-    assert not all(f.done() for f in futures)  # held by the event
-    pid = client.run(os.getpid, workers=[victim])[victim]
-    os.kill(pid, signal.SIGKILL)  # its nanny starts a new worker; Dask reruns the lost tasks
-    Event("tidu-release", client=client).set()
+    release = Event("tidu-release", client=client)
+    try:
+        client.wait_for_workers(2)
+        # (the workers from `run`: `scheduler_info()` may answer from a cache
+        # without them when the scheduler is slow to answer)
+        _, pid = next(iter(client.run(os.getpid).items()))
+        assert not all(f.done() for f in futures)  # held by the event
+        os.kill(pid, signal.SIGKILL)  # its nanny starts a new worker; Dask reruns the lost tasks
+    finally:
+        release.set()  # never leave the workers held for the next test
     value, *grads = client.gather(futures)
     expected_value, expected_grads = reference_value_and_grad((x, y))
     np.testing.assert_allclose(value, expected_value, rtol=1e-12)
