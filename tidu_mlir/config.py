@@ -22,10 +22,11 @@ the default):
   to stderr with the time of each stage (`tidu_mlir.lowering.runtime`), as
   `jax_log_compiles`. A flag: `update` takes a bool (or 0/1), the variable
   `1`/`0`, `true`/`false`, `yes`/`no` or `on`/`off`;
-* `compile_threads` (`TIDU_COMPILE_THREADS`, 0): threads LLVM may use to
-  optimize and compile one large module (cut into as many modules,
-  `tidu_mlir.lowering.llvm_threads`); 0 means the CPUs the process may run on,
-  1 compiles in the calling thread only. Small modules always take one.
+* `compile_threads` (`TIDU_COMPILE_THREADS`, 0): threads a compilation may
+  use: a large function is cut into modules that LLVM optimizes and compiles
+  in threads while the next is lowered (`tidu_mlir.lowering.llvm_threads`);
+  0 means the CPUs the process may run on, 1 compiles in the calling thread
+  only. Small functions are compiled whole.
 
 Every cache drops its least recently used entry beyond its bound, and
 `update` shrinks them at once. Evicting drops the cache's reference only: a

@@ -1,12 +1,12 @@
-"""A large module is cut into modules (`partition`) that LLVM optimizes and
-compiles in threads at the same time (`llvm_threads`), linked in one engine.
+"""A large program is cut into modules (`partition`), lowered one by one while
+LLVM compiles the ones before in threads (`llvm_threads`), and linked in one
+engine.
 
-Counted, not timed: the number of modules and objects, the threads that ran
-the pass pipelines, the results against the module compiled whole."""
+Counted, not timed: the modules, the objects, the threads that ran LLVM; the
+numbers and the failed checks against the program compiled whole."""
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,137 +14,192 @@ from pathlib import Path
 import llvmlite.binding as llvm_binding
 import numpy as np
 import pytest
-from llvmlite import ir
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.ir import SSAValue
 
 from tidu_mlir import config
 from tidu_mlir.dialects import prim
-from tidu_mlir.lowering import backend, disk_cache, partition, runtime
-from tidu_mlir.lowering.jit import CompiledModule
-from tidu_mlir.lowering.llvm_threads import ConcurrentCompilation, compile_threads
+from tidu_mlir.lowering import backend, disk_cache, lower_to_llvm, partition, runtime
+from tidu_mlir.lowering.allocation_guard import CHECK_FAILED_PREFIX, ProgramGuards
+from tidu_mlir.lowering.llvm_threads import PipelinedCompilation, compile_threads
+from tidu_mlir.lowering.lower_to_llvm import lower_prim_to_loops
+from tidu_mlir.lowering.pipeline import lower_to_llvm_dialect
+from tidu_mlir.lowering.split import NO_INLINE_ATTR, SplitFunctionsPass
 
 from .oracle import build, tensor
 
-F64 = ir.DoubleType()
-PTR = ir.PointerType()
+SMALL = "the sum is not below 1e6"
+POSITIVE = "an element is not positive"
 
 
-def _small_program() -> ir.Module:
-    """`@entry(x, out)`: out[0] = part_c(part_b(part_a(x[0]))) with noinline
-    internal parts, an inlinable internal helper used by two parts, an
-    internal constant, and a mutable global the parts count their calls in."""
-    module = ir.Module(name="program")
-    calls = ir.GlobalVariable(module, ir.IntType(64), "calls")
-    calls.initializer = ir.Constant(ir.IntType(64), 0)  # pyright: ignore[reportAttributeAccessIssue]
-    scale = ir.GlobalVariable(module, F64, "scale")
-    scale.initializer = ir.Constant(F64, 3.0)  # pyright: ignore[reportAttributeAccessIssue]
-    scale.global_constant = True
-    scale.linkage = "internal"
-    helper = ir.Function(module, ir.FunctionType(F64, [F64]), "helper")
-    helper.linkage = "internal"
-    builder = ir.IRBuilder(helper.append_basic_block())
-    builder.ret(builder.fmul(helper.args[0], builder.load(scale)))
-    parts = []
-    for name, uses_helper in (("part_a", True), ("part_b", False), ("part_c", True)):
-        part = ir.Function(module, ir.FunctionType(F64, [F64]), name)
-        part.linkage = "internal"
-        part.attributes.add("noinline")
-        builder = ir.IRBuilder(part.append_basic_block())
-        builder.store(builder.add(builder.load(calls), ir.Constant(ir.IntType(64), 1)), calls)
-        value = part.args[0]
-        value = builder.call(helper, [value]) if uses_helper else builder.fadd(value, value)
-        builder.ret(value)
-        parts.append(part)
-    entry = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, PTR]), "entry")
-    builder = ir.IRBuilder(entry.append_basic_block())
-    value = builder.load(entry.args[0], typ=F64)  # pyright: ignore[reportCallIssue]
-    for part in parts:
-        value = builder.call(part, [value])
-    builder.store(value, entry.args[1])
-    builder.ret_void()
-    return module
+def checked_chain(steps: int, name: str) -> func.FuncOp:
+    """`steps` steps of an elementwise chain with reductions (many parts once
+    split), then two checks of the result (in the last part). Bounded (sines)
+    unless an exponential overflows: then the sum is NaN, not below 1e6."""
+
+    def body(x: SSAValue) -> list[prim.PrimOp]:
+        y: SSAValue = x
+        for _ in range(steps):
+            s = prim.ReduceSumOp(prim.ExpOp(prim.MulOp(y, y)), [0])
+            y = prim.AddOp(prim.SinOp(y), prim.BroadcastInDimOp(prim.SinOp(s), [], tensor([16]))).result
+        total = prim.ReduceSumOp(y, [0])
+        small = prim.CompareOp("lt", total, prim.ConstantOp.from_value(np.float64(1e6)))
+        lowest = prim.NegOp(prim.ReduceMaxOp(prim.NegOp(x), [0]))
+        positive = prim.CompareOp("gt", lowest, prim.ConstantOp.from_value(np.float64(0.0)))
+        checked = prim.CheckOp(small, y, SMALL)
+        return [prim.CheckOp(positive, checked, POSITIVE), total]
+
+    return build([tensor([16])], body, name=name)
+
+
+@pytest.fixture(autouse=True)
+def small_parts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Functions split into parts of ~100 ops, programs cut however small: a
+    short chain makes many modules."""
+    monkeypatch.setattr(lower_to_llvm, "SplitFunctionsPass", lambda: SplitFunctionsPass(100))
+    monkeypatch.setattr(partition, "MIN_MODULE_OPS", 1)
 
 
 @pytest.fixture
-def split_small_modules(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Modules cut however small, in two threads."""
-    monkeypatch.setattr(partition, "MIN_MODULE_CHARS", 1)
+def two_threads() -> Iterator[None]:
     config.update("compile_threads", 2)
     yield
     config.reset("compile_threads")
 
 
-def _definitions(text: str) -> list[str]:
-    return re.findall(r'^define [^@]*@"([^"]+)"', text, re.MULTILINE)
+def _loops(function: func.FuncOp) -> ModuleOp:
+    module = ModuleOp([function.clone()])
+    lower_prim_to_loops(module, Context(allow_unregistered=True))
+    return module
 
 
-def test_partition_defines_each_function_once_and_copies_what_is_inlined(
-    monkeypatch: pytest.MonkeyPatch,
+def _defined(module: ModuleOp) -> list[func.FuncOp]:
+    return [op for op in module.ops if isinstance(op, func.FuncOp) and not op.is_declaration]
+
+
+def test_split_module_homes_each_function_once() -> None:
+    whole = _loops(checked_chain(40, "split"))
+    names = {f.sym_name.data for f in _defined(whole)}
+    parts = [f.sym_name.data for f in _defined(whole) if NO_INLINE_ATTR in f.attributes]
+    assert len(parts) >= 4
+    modules = partition.split_module(whole, 4)
+    assert len(modules) == 4
+    homed = sorted(f.sym_name.data for m in modules for f in _defined(m))
+    assert homed == sorted(names)  # each function in exactly one module (no copies here)
+    assert "split" in {f.sym_name.data for f in _defined(modules[0])}  # the entry point first
+    for module in modules:
+        defined = {f.sym_name.data for f in _defined(module)}
+        for op in module.walk():
+            callee = op.callee.root_reference.data if isinstance(op, func.CallOp) else ""
+            if callee in names and callee not in defined:
+                declared = [
+                    f
+                    for f in module.ops
+                    if isinstance(f, func.FuncOp) and f.sym_name.data == callee
+                ]
+                assert declared and declared[0].is_declaration  # declared here...
+                home = next(f for m in modules for f in _defined(m) if f.sym_name.data == callee)
+                assert home.sym_visibility != StringAttr("private")  # ...external there
+
+
+def test_split_modules_lower_to_llvm_ir_of_their_own() -> None:
+    """Each module lowers and translates alone; only the first defines the
+    key of the guards and the message table, every module's failure
+    functions use the program's codes."""
+    whole = _loops(checked_chain(40, "alone"))
+    program = ProgramGuards.of(whole)
+    assert len(program.failures) == 2 and program.entries == {"alone"}
+    texts = []
+    for index, module in enumerate(partition.split_module(whole, 3)):
+        lower_to_llvm_dialect(module)
+        guards = ProgramGuards(program.entries, program.failures, index == 0)
+        texts.append(backend.translate_to_llvm_ir(module, guards))
+    for index, text in enumerate(texts):
+        llvm_binding.parse_assembly(text).verify()
+        assert ('@"tidu.jump_key" = global i32 0' in text) == (index == 0)
+        assert ('@"tidu.check_messages" = constant' in text) == (index == 0)
+    failing = [text for text in texts[1:] if f'@"{CHECK_FAILED_PREFIX}' in text]
+    assert failing, "the checks are in the last part, not in the first module"
+
+
+def test_a_large_function_compiles_in_threads_to_the_same_numbers(
+    tmp_path: Path, two_threads: None
 ) -> None:
-    monkeypatch.setattr(partition, "MIN_MODULE_CHARS", 1)
-    texts = partition.partition_module(_small_program(), 2)
-    assert len(texts) == 2
-    homed = sorted(name for text in texts for name in _definitions(text) if name != "helper")
-    assert homed == ["entry", "part_a", "part_b", "part_c"]  # each exactly once
-    for text in texts:
-        llvm_binding.parse_assembly(text).verify()  # a module of its own
-        uses_helper = any(f'@"{part}"' in text for part in ("part_a", "part_c"))
-        assert ('define internal double @"helper"' in text) == uses_helper
-        assert ('@"calls" = global' in text) != ('@"calls" = external global' in text)
-    # parts called from the other module are exported there, declared here
-    home = next(text for text in texts if '@"entry"(' in text.split("define", 1)[-1])
-    for part in ("part_a", "part_b", "part_c"):
-        if part not in _definitions(home):
-            assert f'declare double @"{part}"' in home
+    """Cut into modules compiled in two threads, stored as several objects on
+    disk and loaded back from them: the same numbers and the same failed
+    checks as the program compiled whole."""
+    good = np.linspace(0.1, 0.4, 16)
+    config.update("compile_threads", 1)
+    runtime.clear_cache()
+    whole = runtime.compile_function(checked_chain(40, "threads_whole"))
+    assert whole.module.llvm_ir is not None
+    assert whole.module.llvm_ir.count('target triple = "') == 1
+    config.update("compile_threads", 2)
+    disk_cache.set_cache_dir(tmp_path)
+    try:
+        runtime.clear_cache()
+        split = runtime.compile_function(checked_chain(40, "threads_split"))
+        assert split.module.llvm_ir is not None
+        modules = split.module.llvm_ir.count('target triple = "')
+        assert modules > 2
+        hits = runtime.COUNTS["disk-hits"]
+        runtime.clear_cache()
+        loaded = runtime.compile_function(checked_chain(40, "threads_split"))
+        assert runtime.COUNTS["disk-hits"] == hits + 1
+        (entry,) = disk_cache.entries_directory(tmp_path).iterdir()
+        stored = disk_cache.load(tmp_path, entry.stem)
+        assert stored is not None and len(stored.objects) == modules
+    finally:
+        disk_cache.reset_cache_dir()
+        runtime.clear_cache()
+    expected = whole(good)
+    for compiled in (split, loaded):
+        for got, want in zip(compiled(good), expected, strict=True):
+            np.testing.assert_array_equal(got, want)
+        with pytest.raises(prim.CheckFailedError, match=f"^{POSITIVE}$"):
+            compiled(good - 1.0)
+        with pytest.raises(prim.CheckFailedError, match=f"^{SMALL}$"):
+            compiled(good * 1000.0)
 
 
-def test_a_small_module_stays_whole() -> None:
-    module = _small_program()
-    assert partition.partition_module(module, 2) == [str(module)]  # under MIN_MODULE_CHARS
-    assert partition.partition_module(module, 1) == [str(module)]
+def _program_texts(steps: int, count: int) -> list[str]:
+    whole = _loops(checked_chain(steps, "texts"))
+    program = ProgramGuards.of(whole)
+    texts = []
+    for index, module in enumerate(partition.split_module(whole, count)):
+        lower_to_llvm_dialect(module)
+        guards = ProgramGuards(program.entries, program.failures, index == 0)
+        texts.append(backend.translate_to_llvm_ir(module, guards))
+    return texts
 
 
-def _run_entry(compiled: CompiledModule, x: float) -> float:
-    import ctypes
-
-    address = compiled._engine.get_function_address("entry")  # pyright: ignore[reportPrivateUsage]
-    entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)(address)
-    source, result = np.array([x]), np.zeros(1)
-    entry(source.ctypes.data, result.ctypes.data)
-    return float(result[0])
-
-
-def test_modules_compiled_in_threads_link_into_one_engine(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(partition, "MIN_MODULE_CHARS", 1)
-    texts = partition.partition_module(_small_program(), 2)
-    threads: set[int] = set()
+def test_llvm_runs_in_the_pool_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = _program_texts(30, 4)
+    threads: set[str] = set()
     optimize = backend.optimize_in_context
 
     def recorded(*args: object):
-        threads.add(threading.get_ident())
+        threads.add(threading.current_thread().name)
         return optimize(*args)  # pyright: ignore[reportCallIssue, reportArgumentType]
 
     monkeypatch.setattr(backend, "optimize_in_context", recorded)
-    with ConcurrentCompilation(len(texts)) as compilation:
-        compilation.optimize(texts)
-        objects = compilation.generate()
-    assert len(objects) == 2 and len(threads) == 2
-    linked = CompiledModule.load(objects, {})
-    assert _run_entry(linked, 0.5) == ((0.5 * 3.0) * 2) * 3.0
+    with PipelinedCompilation(2) as compilation:
+        for text in texts:
+            compilation.submit(text)
+        compiled = compilation.finish()
+    assert len(compiled) == 4 and all(part.object_code for part in compiled)
+    assert threads and all(name.startswith("tidu-llvm") for name in threads)
 
 
-def test_an_error_in_one_thread_is_raised_and_frees_everything(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(partition, "MIN_MODULE_CHARS", 1)
-    texts = partition.partition_module(_small_program(), 2)
-    broken = [texts[0], texts[1].replace("define", "defnie", 1)]
-    with (
-        pytest.raises(RuntimeError, match="LLVM IR parsing error"),
-        ConcurrentCompilation(2) as compilation,
-    ):
-        compilation.optimize(broken)
+def test_an_error_in_one_thread_is_raised_and_the_lock_released() -> None:
+    texts = _program_texts(30, 2)
+    with pytest.raises(RuntimeError, match="LLVM IR parsing error"):  # noqa: SIM117
+        with PipelinedCompilation(2) as compilation:
+            compilation.submit(texts[0])
+            compilation.submit(texts[1].replace("define", "defnie", 1))
+            compilation.finish()
     acquired: list[bool] = []
 
     def try_lock() -> None:  # from another thread: the lock is reentrant
@@ -154,54 +209,17 @@ def test_an_error_in_one_thread_is_raised_and_frees_everything(
     other = threading.Thread(target=try_lock)
     other.start()
     other.join()
-    assert acquired == [True]  # released
-    with ConcurrentCompilation(2) as compilation:  # and LLVM still works
-        compilation.optimize(texts)
-        assert len(compilation.generate()) == 2
+    assert acquired == [True]
+    with PipelinedCompilation(2) as compilation:  # and LLVM still works
+        for text in texts:
+            compilation.submit(text)
+        assert len(compilation.finish()) == 2
 
 
-def _chain(steps: int, name: str):
-    t = tensor([16])
-
-    def body(x):
-        for _ in range(steps):
-            x = prim.AddOp(prim.SinOp(prim.MulOp(x, x)), prim.ExpOp(x))
-        return prim.ReduceSumOp(x, [0])
-
-    return build([t], body, name=name)
-
-
-def test_a_large_function_compiles_in_threads_to_the_same_numbers(
-    tmp_path: Path, split_small_modules: None
-) -> None:
-    """Cut into two modules (split-functions parts dealt out), compiled in two
-    threads, stored as two objects on disk and loaded back from them."""
-    x = np.linspace(-0.3, 0.3, 16)
-    config.update("compile_threads", 1)
-    runtime.clear_cache()
-    whole = runtime.compile_function(_chain(150, "threads_whole"))
-    assert whole.module.llvm_ir is not None
-    assert whole.module.llvm_ir.count('target triple = "') == 1
-    config.update("compile_threads", 2)
-    disk_cache.set_cache_dir(tmp_path)
-    try:
-        runtime.clear_cache()
-        split = runtime.compile_function(_chain(150, "threads_split"))
-        assert split.module.llvm_ir is not None
-        assert split.module.llvm_ir.count('target triple = "') == 2  # two modules
-        hits = runtime.COUNTS["disk-hits"]
-        runtime.clear_cache()
-        loaded = runtime.compile_function(_chain(150, "threads_split"))
-        assert runtime.COUNTS["disk-hits"] == hits + 1
-        (entry,) = disk_cache.entries_directory(tmp_path).iterdir()
-        stored = disk_cache.load(tmp_path, entry.stem)
-        assert stored is not None and len(stored.objects) == 2
-    finally:
-        disk_cache.reset_cache_dir()
-        runtime.clear_cache()
-    expected = whole(x)
-    np.testing.assert_array_equal(split(x), expected)
-    np.testing.assert_array_equal(loaded(x), expected)
+def test_a_small_function_is_not_cut(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(partition, "MIN_MODULE_OPS", 400)
+    whole = _loops(checked_chain(2, "small"))
+    assert partition.split_module(whole, 8) == [whole]
 
 
 def test_compile_threads_defaults_to_the_cpus() -> None:
@@ -212,3 +230,35 @@ def test_compile_threads_defaults_to_the_cpus() -> None:
     config.update("compile_threads", 3)
     assert compile_threads() == 3
     config.reset("compile_threads")
+
+
+def test_a_function_called_in_a_loop_stays_with_its_caller() -> None:
+    """An outlined scan body (called in the loop of its caller) is not dealt
+    out: the call stays within one module, where LLVM sees across it."""
+    from xdsl.parser import Parser
+
+    import tidu_mlir as td
+    import tidu_mlir.numpy as tnp
+    from tidu_mlir import lax
+    from tidu_mlir.registry import make_context
+
+    def looped(x):
+        for _ in range(12):  # enough straight-line code around the loop for parts
+            x = tnp.sin(x) * 1.5 + tnp.sum(tnp.exp(x))
+        x = lax.fori_loop(0, 20, lambda _, y: tnp.cos(y) * y, x)
+        for _ in range(12):
+            x = tnp.sin(x) * 1.5 + tnp.sum(tnp.exp(x))
+        return tnp.sum(x)
+
+    text = td.ir(looped, np.linspace(0.0, 1.0, 16), stage="materialize")
+    whole = Parser(make_context(), text).parse_module()
+    lower_prim_to_loops(whole, Context(allow_unregistered=True))
+    bodies = [f.sym_name.data for f in _defined(whole) if "__scan" in f.sym_name.data]
+    assert bodies
+    modules = partition.split_module(whole, 8)
+    assert len(modules) > 2
+    home = {f.sym_name.data: k for k, m in enumerate(modules) for f in _defined(m)}
+    for k, module in enumerate(modules):
+        for op in module.walk():
+            if isinstance(op, func.CallOp) and op.callee.root_reference.data in bodies:
+                assert home[op.callee.root_reference.data] == k

@@ -29,8 +29,11 @@ from __future__ import annotations
 
 import ctypes
 import functools
+from dataclasses import dataclass
 
 from llvmlite import ir
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 
 CHECKED_MALLOC = "tidu_malloc"
 """What `memref.alloc` lowers to: `malloc` that jumps to the guard on failure."""
@@ -76,32 +79,66 @@ def check_message(symbol: str) -> str:
     return bytes.fromhex(symbol.removeprefix(CHECK_FAILED_PREFIX)).decode()
 
 
-def add_allocation_guards(module: ir.Module) -> None:
+@dataclass(frozen=True)
+class ProgramGuards:
+    """What the modules of a program compiled in parts (`partition`) share:
+    the names of its entry points, the failure functions of all its checks
+    (their order gives their codes) and whether this module is the one
+    defining the key and the message table (the first)."""
+
+    entries: frozenset[str]
+    failures: tuple[str, ...]
+    defines_globals: bool = True
+
+    @staticmethod
+    def of(module: ModuleOp) -> ProgramGuards:
+        """The entry points (public definitions) and failure functions
+        (declarations) of a loop-level `module`, before it is cut."""
+        functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
+        entries = {
+            f.sym_name.data
+            for f in functions
+            if not f.is_declaration and f.sym_visibility != StringAttr("private")
+        }
+        failures = sorted(
+            f.sym_name.data for f in functions if f.sym_name.data.startswith(CHECK_FAILED_PREFIX)
+        )
+        return ProgramGuards(frozenset(entries), tuple(failures))
+
+
+def add_allocation_guards(module: ir.Module, program: ProgramGuards | None = None) -> None:
     """Define `tidu_malloc`, the checks' failure functions, their message table
     and a guard per external function, if `module` calls `tidu_malloc` or a
-    failure function (they are declared then)."""
+    failure function (they are declared then). For a module of a program
+    compiled in parts (`program`), the guards are those of the program's entry
+    points, the failure codes the program's, and only the first module
+    defines the key and the table (the others declare the key)."""
     checked = module.globals.get(CHECKED_MALLOC)
     regrow = module.globals.get(CHECKED_REALLOC)
     failures = sorted(
         (fn for fn in module.functions if fn.name.startswith(CHECK_FAILED_PREFIX)),
         key=lambda fn: fn.name,
     )
-    if not isinstance(checked, ir.Function) and not failures:
-        return
-    entries = [
-        fn
-        for fn in module.functions
-        if not fn.is_declaration and fn.linkage not in ("internal", "private")
-    ]
+    if program is None:
+        if not isinstance(checked, ir.Function) and not failures:
+            return
+        program = ProgramGuards(
+            frozenset(
+                fn.name
+                for fn in module.functions
+                if not fn.is_declaration and fn.linkage not in ("internal", "private")
+            ),
+            tuple(fn.name for fn in failures),
+        )
     key = ir.GlobalVariable(module, _I32, KEY_GLOBAL)
-    key.initializer = ir.Constant(_I32, 0)  # pyright: ignore[reportAttributeAccessIssue] - untyped in llvmlite
+    if program.defines_globals:
+        key.initializer = ir.Constant(_I32, 0)  # pyright: ignore[reportAttributeAccessIssue] - untyped in llvmlite
     if isinstance(checked, ir.Function):
         _define_checked_malloc(module, checked, key)
     if isinstance(regrow, ir.Function):
         _define_checked_realloc(module, regrow, key)
-    if failures:
-        _define_check_failures(module, failures, key)
-    for entry in entries:
+    _define_check_failures(module, failures, program, key)
+    for entry in [fn for fn in module.functions if fn.name in program.entries and fn.blocks]:
         entry.attributes.add("noinline")  # one copy of the body, called by its guard
         _define_guard(module, entry, key)
 
@@ -151,23 +188,32 @@ def _return_unless_null(
 
 
 def _define_check_failures(
-    module: ir.Module, failures: list[ir.Function], key: ir.GlobalVariable
+    module: ir.Module, failures: list[ir.Function], program: ProgramGuards, key: ir.GlobalVariable
 ) -> None:
-    """Each failure function jumps to the guard with `FIRST_CHECK + its index`;
-    the message table `MESSAGES_GLOBAL` lists the messages in that order."""
-    get_specific = _declare(module, "pthread_getspecific", _PTR, _I32)
-    longjmp = _declare(module, "longjmp", ir.VoidType(), _PTR, _I32)
-    longjmp.attributes.add("noreturn")
-    texts: list[ir.Constant] = []
-    for index, fn in enumerate(failures):
+    """Each failure function jumps to the guard with `FIRST_CHECK + its index`
+    among the program's; the message table `MESSAGES_GLOBAL` lists the
+    program's messages in that order."""
+    for fn in failures:
+        get_specific = _declare(module, "pthread_getspecific", _PTR, _I32)
+        longjmp = _declare(module, "longjmp", ir.VoidType(), _PTR, _I32)
+        longjmp.attributes.add("noreturn")
         fn.linkage = "internal"
         fn.attributes.add("noreturn")
         fn.attributes.add("cold")
         builder = ir.IRBuilder(fn.append_basic_block("entry"))
         buffer = builder.call(get_specific, [builder.load(key)])
-        builder.call(longjmp, [buffer, ir.Constant(_I32, FIRST_CHECK + index)])
+        code = FIRST_CHECK + program.failures.index(fn.name)
+        builder.call(longjmp, [buffer, ir.Constant(_I32, code)])
         builder.unreachable()
-        data = bytearray(check_message(fn.name).encode() + b"\0")
+    if program.failures and program.defines_globals:
+        _define_messages(module, program.failures)
+
+
+def _define_messages(module: ir.Module, failures: tuple[str, ...]) -> None:
+    """The table `MESSAGES_GLOBAL` of the messages of `failures`, in order."""
+    texts: list[ir.Constant] = []
+    for index, name in enumerate(failures):
+        data = bytearray(check_message(name).encode() + b"\0")
         text_type = ir.ArrayType(ir.IntType(8), len(data))
         text = ir.GlobalVariable(module, text_type, f"tidu.check_message.{index}")
         text.initializer = ir.Constant(text_type, data)  # pyright: ignore[reportAttributeAccessIssue] - untyped in llvmlite

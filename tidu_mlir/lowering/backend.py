@@ -26,8 +26,7 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import DiagnosticException
 
 from tidu_mlir.dialects.cg import GraphOp
-from tidu_mlir.lowering.allocation_guard import add_allocation_guards
-from tidu_mlir.lowering.partition import partition_module
+from tidu_mlir.lowering.allocation_guard import ProgramGuards, add_allocation_guards
 from tidu_mlir.lowering.vector_library import use_libmvec
 
 _P = ParamSpec("_P")
@@ -116,19 +115,14 @@ def _enclosing_function(op: Operation) -> str:
     return f"@{parent.sym_name.data}" if parent is not None else "the module"
 
 
-def translate_to_llvm_ir(module: ModuleOp) -> str:
+def translate_to_llvm_ir(module: ModuleOp, program: ProgramGuards | None = None) -> str:
     """LLVM IR text of an `llvm`-dialect module, for the host target (`cg.graph`
-    fragments are skipped)."""
-    return str(_llvm_ir_module(module))
+    fragments are skipped); `program` when it is one module of a program
+    compiled in parts (`allocation_guard.ProgramGuards`)."""
+    return str(_llvm_ir_module(module, program))
 
 
-def translate_to_llvm_ir_modules(module: ModuleOp, count: int) -> list[str]:
-    """`translate_to_llvm_ir`, cut into at most `count` modules to be compiled
-    concurrently (`partition.partition_module`); one when it is small."""
-    return partition_module(_llvm_ir_module(module), count)
-
-
-def _llvm_ir_module(module: ModuleOp) -> ir.Module:
+def _llvm_ir_module(module: ModuleOp, program: ProgramGuards | None) -> ir.Module:
     check_llvm_module(module)
     if any(isinstance(op, GraphOp) for op in module.ops):
         module = ModuleOp([op.clone() for op in module.ops if not isinstance(op, GraphOp)])
@@ -145,7 +139,7 @@ def _llvm_ir_module(module: ModuleOp) -> ir.Module:
             ir_module.get_global(op.sym_name.data).linkage = "internal"
         if op.no_inline is not None:
             ir_module.get_global(op.sym_name.data).attributes.add("noinline")
-    add_allocation_guards(ir_module)
+    add_allocation_guards(ir_module, program)
     return ir_module
 
 

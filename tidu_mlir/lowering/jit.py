@@ -59,6 +59,7 @@ from tidu_mlir.lowering.allocation_guard import (
     FIRST_CHECK,
     KEY_GLOBAL,
     MESSAGES_GLOBAL,
+    ProgramGuards,
     guard_name,
     install_key,
 )
@@ -66,9 +67,10 @@ from tidu_mlir.lowering.backend import (
     LLVM_LOCK,
     new_target_machine,
     optimize_with_text,
-    translate_to_llvm_ir_modules,
+    translate_to_llvm_ir,
 )
-from tidu_mlir.lowering.llvm_threads import ConcurrentCompilation, compile_threads, object_code
+from tidu_mlir.lowering.llvm_threads import PipelinedCompilation, compile_threads, object_code
+from tidu_mlir.lowering.partition import MAX_MODULES, split_module
 from tidu_mlir.lowering.pipeline import lower_to_llvm_dialect
 
 NUM_OUTPUTS_ATTR = "tidu.num_outputs"
@@ -454,23 +456,53 @@ class CompiledModule:
     ) -> None:
         clock = time.perf_counter()
         lowered = module if consume else module.clone()
-        lower_to_llvm_dialect(lowered)
-        clock = _lap(timings, "lower-to-llvm", clock)
-        texts = translate_to_llvm_ir_modules(lowered, compile_threads())
-        clock = _lap(timings, "translate", clock)
-        if len(texts) == 1:
-            optimized, self.llvm_ir = optimize_with_text(texts[0])
+        program = ProgramGuards.of(lowered)
+        threads = compile_threads()
+        parts = split_module(lowered, MAX_MODULES) if threads > 1 else [lowered]
+        if len(parts) == 1:
+            lower_to_llvm_dialect(lowered)
+            clock = _lap(timings, "lower-to-llvm", clock)
+            text = translate_to_llvm_ir(lowered)
+            clock = _lap(timings, "translate", clock)
+            optimized, self.llvm_ir = optimize_with_text(text)
             clock = _lap(timings, "llvm-opt", clock)
             with LLVM_LOCK:
                 objects = [object_code(optimized, new_target_machine(), concurrent=False)]
+            _lap(timings, "codegen", clock)
         else:
-            with ConcurrentCompilation(len(texts)) as compilation:
-                self.llvm_ir = "\n".join(compilation.optimize(texts))
-                clock = _lap(timings, "llvm-opt", clock)
-                objects = compilation.generate()
+            objects = self._compile_pipelined(parts, program, threads, timings)
         self._engine = _engine_from_objects(objects)
         self.objects = objects if keep_object else None
-        _lap(timings, "codegen", clock)
+
+    def _compile_pipelined(
+        self,
+        parts: list[ModuleOp],
+        program: ProgramGuards,
+        threads: int,
+        timings: dict[str, float] | None,
+    ) -> list[bytes]:
+        """The objects of `parts` (`partition.split_module`), each lowered and
+        translated here while LLVM compiles those before it in threads
+        (`llvm_threads`). Timings: `lower-to-llvm` and `translate` as usual,
+        `llvm-opt` and `codegen` the threads' time (spent beside the lowering),
+        `llvm-wait` the time LLVM took after the lowering ended."""
+        with PipelinedCompilation(threads) as compilation:
+            for index, part in enumerate(parts):
+                clock = time.perf_counter()
+                lower_to_llvm_dialect(part)
+                clock = _lap(timings, "lower-to-llvm", clock)
+                first = ProgramGuards(program.entries, program.failures, index == 0)
+                compilation.submit(translate_to_llvm_ir(part, first))
+                _lap(timings, "translate", clock)
+            clock = time.perf_counter()
+            compiled = compilation.finish()
+            _lap(timings, "llvm-wait", clock)
+        for part in compiled:
+            if timings is not None:
+                timings["llvm-opt"] = timings.get("llvm-opt", 0.0) + part.optimizing
+                timings["codegen"] = timings.get("codegen", 0.0) + part.generating
+        self.llvm_ir = "\n".join(part.llvm_ir for part in compiled)
+        return [part.object_code for part in compiled]
 
     @classmethod
     def load(cls, objects: list[bytes], signatures: dict[str, Signature]) -> "CompiledModule":

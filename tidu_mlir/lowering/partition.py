@@ -1,178 +1,207 @@
-"""Cut one LLVM module into several, optimized and compiled in parallel threads.
+"""Cut a large loop-level module into modules compiled one after another and
+side by side.
 
-LLVM's optimizer and code generator work on one module in one thread, and a
-large program (`split-functions` cut it into many `noinline` parts) spends
-most of its first call there. Modules in separate LLVM contexts can be
-optimized and compiled concurrently, and MCJIT links their objects in one
-engine. `partition_module` deals the module's functions out to `count`
-modules as even in printed size as it can, keeping their order:
+After `split-functions`, a large program is many `noinline` functions (parts,
+outlined loop bodies) called by its entry points. The rest of the lowering
+(to the `llvm` dialect, then LLVM IR) runs in Python, LLVM's optimizer and
+code generator in threads that release the GIL. Cut into modules, the
+program is lowered module by module while LLVM compiles the modules already
+lowered (`llvm_threads.PipelinedCompilation`), so Python and LLVM work at
+the same time. `split_module` deals the functions out:
 
-* a function that is meant to be inlined (internal and not `noinline`, such as
-  `tidu_malloc`) and an internal constant is copied into every module that
-  refers to it, so inlining and constant folding see it as before;
-* every other definition (entry points, their guards, the `noinline` parts,
-  mutable globals) lives in exactly one module; one that another module refers
-  to gets external linkage there and a declaration in the other;
-* declarations and metadata are repeated in every module.
+* the entry points go to the first module, the other `noinline` functions
+  (the parts of `split-functions`) each to the module with the fewest ops so
+  far, and a function called in a loop (an outlined scan body) to the module
+  of its caller;
+* a private function that is meant to be inlined (not `noinline`: a helper,
+  an outlined parallel body) and a constant global are copied into every
+  module that uses them, so inlining and constant folding see them as before;
+* a function that another module calls is made public there (external
+  linkage) and declared in the modules that call it;
+* declarations of external functions are repeated in every module.
 
-The modules' texts differ from the whole module's only in linkage and in what
-is declared, so the code of each function is compiled as before.
+Each function's code is therefore compiled as before: only a call between
+two modules changes (to an external symbol, resolved when the objects are
+linked in one engine).
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
 
-from llvmlite import ir
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
+from xdsl.ir import Attribute, Operation
 
-_REFERENCE = re.compile(r'@"([^"]*)"')
-"""A global's name in LLVM IR text, as llvmlite prints it (quoted, with `"`
-and `\\` as `\\22` and `\\5c`)."""
+from tidu_mlir.lowering.split import NO_INLINE_ATTR, op_count
 
-MIN_MODULE_CHARS = 50_000
-"""Printed size of LLVM IR per module below which a module is not cut
-further: about 0.1 s of LLVM work on the 2-core reference host. GradBench's
-hand tracking (~300,000 characters) is cut in two at this size, its LLVM
-time 1.22 -> 0.69 s; its run time did not change (0.65 / 0.67 ms)."""
+MIN_MODULE_OPS = 400
+"""Loop-level ops (nested ones included) per module below which a module is
+not cut further: about 50,000 characters of LLVM IR, 0.1 s of LLVM work on
+the 2-core reference host."""
 
-_LOCAL_LINKAGES = ("internal", "private")
+MAX_MODULES = 8
+"""Modules a program is cut into at most: enough that the last one, which
+LLVM compiles after the lowering ends, is small."""
 
-
-@dataclass
-class _Global:
-    """A global value of the module: its text and the globals that text names."""
-
-    value: ir.GlobalValue
-    text: str
-    references: set[str] = field(default_factory=set[str])
-
-    @property
-    def name(self) -> str:
-        return self.value.name
-
-    @property
-    def is_declaration(self) -> bool:
-        return isinstance(self.value, ir.Function) and self.value.is_declaration
-
-    @property
-    def is_copied(self) -> bool:
-        """Whether it is copied into each module that uses it rather than
-        living in one (see the module docstring)."""
-        value = self.value
-        if value.linkage not in _LOCAL_LINKAGES:
-            return False
-        if isinstance(value, ir.Function):
-            return "noinline" not in value.attributes
-        return isinstance(value, ir.GlobalVariable) and value.global_constant
+_PRIVATE = StringAttr("private")
 
 
-def partition_module(module: ir.Module, count: int) -> list[str]:
-    """The texts of at most `count` modules that together define what `module`
-    does (see the module docstring); the module's own text alone when there
-    are not two functions to deal out."""
-    globals_ = _globals_of(module)
-    homed = [g for g in globals_ if not g.is_declaration and not g.is_copied]
-    functions = [g for g in homed if isinstance(g.value, ir.Function)]
-    count = min(count, len(functions), sum(len(g.text) for g in globals_) // MIN_MODULE_CHARS)
+def split_module(module: ModuleOp, count: int) -> list[ModuleOp]:
+    """`module` cut into at most `count` modules (see the module docstring),
+    its functions moved into them; `[module]` itself when it is too small
+    to cut or has no two functions to deal out."""
+    defined = {f.sym_name.data: f for f in _functions(module) if not f.is_declaration}
+    copied = {name for name, f in defined.items() if _is_copied(f)}
+    homed = [f for name, f in defined.items() if name not in copied]
+    sizes = {f.sym_name.data: op_count(f) for f in homed}
+    count = min(count, MAX_MODULES, len(homed), sum(sizes.values()) // MIN_MODULE_OPS)
     if count < 2:
-        return [str(module)]
-    homes = _deal_out(functions, count)
-    for g in homed:
-        homes.setdefault(g.name, 0)  # global variables live in the first module
-    by_name = {g.name: g for g in globals_}
+        return [module]
+    references = {name: set(_symbols_used(f)) for name, f in defined.items()}
+    followers = _called_in_loops(defined.values())
+    homes = _deal_out([f for f in homed if f.sym_name.data not in followers], sizes, count)
+    _follow_callers(homes, [f.sym_name.data for f in homed], references)
+    if len(set(homes.values())) < 2:
+        return [module]
     members = [
-        _closure(by_name, [name for name, home in homes.items() if home == k]) for k in range(count)
+        _closure(references, copied, [name for name, home in homes.items() if home == m])
+        for m in range(count)
     ]
-    exported = {
-        name
-        for k, names in enumerate(members)
-        for member in names
-        for name in by_name[member].references
-        if homes.get(name, k) != k
-    }
-    return [_text(module, globals_, names, exported) for names in members]
+    called = [_used_by(references, names) for names in members]
+    plans = [
+        _ops_of(module, defined, names, used, homes)
+        for names, used in zip(members, called, strict=True)
+    ]
+    for name, home in homes.items():
+        if any(name in used for m, used in enumerate(called) if m != home):
+            defined[name].sym_visibility = None  # external: other modules call it
+    return [ModuleOp([_detached(op) for op in ops]) for ops in plans if ops]
 
 
-def _globals_of(module: ir.Module) -> list[_Global]:
-    globals_ = [_Global(value, str(value)) for value in module.global_values]
-    for g in globals_:
-        if not g.is_declaration:
-            names = _REFERENCE.findall(g.text)
-            g.references = {_unescaped(name) for name in names} - {g.name}
-    return globals_
+def _called_in_loops(functions: Iterable[func.FuncOp]) -> set[str]:
+    """The functions some function calls other than at the top of its body
+    (in a loop: a scan's or a while loop's body). They stay with their caller:
+    a call between modules loses what LLVM infers across it (the calling
+    convention, arguments passed by value), which costs in a loop (GradBench
+    hand tracking ran 0.59 -> 0.92 ms with its scan bodies dealt out)."""
+    followers: set[str] = set()
+    for function in functions:
+        for op in function.walk():
+            if isinstance(op, func.CallOp) and op.parent is not function.body.block:
+                followers.add(op.callee.root_reference.data)
+    return followers
 
 
-def _unescaped(name: str) -> str:
-    return name.replace("\\22", '"').replace("\\5c", "\\")
+def _follow_callers(
+    homes: dict[str, int], names: list[str], references: dict[str, set[str]]
+) -> None:
+    """Give each function of `names` without a module the module of a
+    function calling it (the first module when no function with one does)."""
+    pending = [name for name in names if name not in homes]
+    while pending:
+        placed = False
+        for name in list(pending):
+            callers = (c for c, used in references.items() if name in used and c in homes)
+            caller = next(callers, None)
+            if caller is not None:
+                homes[name] = homes[caller]
+                pending.remove(name)
+                placed = True
+        if not placed:
+            homes.update(dict.fromkeys(pending, 0))
+            return
 
 
-def _deal_out(functions: list[_Global], count: int) -> dict[str, int]:
-    """The module of each function: each in turn to the module with the least
-    printed text so far. Dealt in turn, the modules mix the program's stages
-    (the parts of a gradient's forward pass cost LLVM about twice as much as
-    those of its backward pass, for the same text)."""
+def _functions(module: ModuleOp) -> Iterator[func.FuncOp]:
+    return (op for op in module.ops if isinstance(op, func.FuncOp))
+
+
+def _is_copied(function: func.FuncOp) -> bool:
+    """Whether `function` is copied into each module that uses it (a private
+    function LLVM may inline) rather than living in one."""
+    return function.sym_visibility == _PRIVATE and NO_INLINE_ATTR not in function.attributes
+
+
+def _deal_out(homed: list[func.FuncOp], sizes: dict[str, int], count: int) -> dict[str, int]:
+    """The module of each function: the entry points (public) in the first,
+    every other function in turn to the module with the fewest ops so far
+    (a module may stay empty: the entry points are many and large).
+    Dealt in turn, the modules mix the program's stages (a gradient's
+    forward parts cost LLVM about twice its backward parts, for as many ops)."""
     loads = [0] * count
     homes: dict[str, int] = {}
-    for g in functions:
-        lightest = loads.index(min(loads))
-        homes[g.name] = lightest
-        loads[lightest] += len(g.text)
+    for function in sorted(homed, key=lambda f: f.sym_visibility == _PRIVATE):
+        name = function.sym_name.data
+        home = 0 if function.sym_visibility != _PRIVATE else loads.index(min(loads))
+        homes[name] = home
+        loads[home] += sizes[name]
     return homes
 
 
-def _closure(by_name: dict[str, _Global], roots: list[str]) -> set[str]:
-    """`roots` and the copied globals they use, directly or through each other."""
+def _symbols_used(op: Operation) -> Iterator[str]:
+    """The symbols the ops nested in `op` refer to (callees, globals)."""
+    for nested in op.walk():
+        for value in (*nested.properties.values(), *nested.attributes.values()):
+            yield from _symbol_names(value)
+
+
+def _symbol_names(value: Attribute) -> Iterator[str]:
+    if isinstance(value, SymbolRefAttr):
+        yield value.root_reference.data
+
+
+def _closure(references: dict[str, set[str]], copied: set[str], roots: list[str]) -> set[str]:
+    """`roots` and the copied functions they use, directly or through each other."""
     members = set(roots)
     pending = list(roots)
     while pending:
-        for name in by_name[pending.pop()].references:
-            used = by_name.get(name)
-            if used is not None and used.is_copied and name not in members:
+        for name in references[pending.pop()]:
+            if name in copied and name not in members:
                 members.add(name)
                 pending.append(name)
     return members
 
 
-def _text(module: ir.Module, globals_: list[_Global], members: set[str], exported: set[str]) -> str:
-    """One module: its members (external if `exported`), declarations of
-    everything else it may use, the metadata."""
-    lines = [
-        f'; ModuleID = "{module.name}"',
-        f'target triple = "{module.triple}"',
-        f'target datalayout = "{module.data_layout}"',
-        "",
-        *(t.get_declaration() for t in module.get_identified_types().values()),
-    ]
-    for g in globals_:
-        if g.name in members:
-            lines.append(_printed(g.value, linkage="") if g.name in exported else g.text)
-        elif g.is_declaration:
-            lines.append(g.text)
-        elif g.name in exported:
-            lines.append(_declaration(g.value))
-    lines += module._get_metadata_lines()  # pyright: ignore[reportPrivateUsage]
-    return "\n".join(lines)
+def _used_by(references: dict[str, set[str]], members: set[str]) -> set[str]:
+    return {name for member in members for name in references[member]}
 
 
-def _declaration(value: ir.GlobalValue) -> str:
-    """`value` declared: a function without its body, a variable without its
-    initializer (both external)."""
-    if isinstance(value, ir.Function):
-        return _printed(value, linkage="", blocks=[])
-    return _printed(value, linkage="", initializer=None)
+def _ops_of(
+    module: ModuleOp,
+    defined: dict[str, func.FuncOp],
+    members: set[str],
+    used: set[str],
+    homes: dict[str, int],
+) -> list[Operation]:
+    """The top-level ops of one module: its `members` (the homed ones
+    themselves, copies of the others), declarations of the functions of other
+    modules it calls, the globals it reads and every external declaration;
+    none if it has no members."""
+    if not members:
+        return []
+    ops: list[Operation] = []
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data in defined:
+            name = op.sym_name.data
+            if name in members:
+                ops.append(op if name in homes else op.clone())
+            elif name in used:
+                ops.append(_declaration(op))
+        elif not isinstance(op, memref.GlobalOp) or op.sym_name.data in used:
+            ops.append(op.clone())
+    return ops
 
 
-def _printed(value: ir.GlobalValue, **changes: object) -> str:
-    """The text of `value` with some attributes changed for the printing only
-    (llvmlite caches a variable's text: dropped before and after)."""
-    saved = {name: getattr(value, name) for name in changes}
-    try:
-        for name, changed in changes.items():
-            setattr(value, name, changed)
-        value._clear_string_cache()  # pyright: ignore[reportPrivateUsage]
-        return str(value)
-    finally:
-        for name, original in saved.items():
-            setattr(value, name, original)
-        value._clear_string_cache()  # pyright: ignore[reportPrivateUsage]
+def _detached(op: Operation) -> Operation:
+    if op.parent is not None:
+        op.detach()
+    return op
+
+
+def _declaration(function: func.FuncOp) -> func.FuncOp:
+    """A declaration of `function` (defined in another module)."""
+    function_type = function.function_type
+    return func.FuncOp.external(
+        function.sym_name.data, list(function_type.inputs.data), list(function_type.outputs.data)
+    )
