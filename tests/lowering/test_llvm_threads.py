@@ -43,7 +43,9 @@ def checked_chain(steps: int, name: str) -> func.FuncOp:
         y: SSAValue = x
         for _ in range(steps):
             s = prim.ReduceSumOp(prim.ExpOp(prim.MulOp(y, y)), [0])
-            y = prim.AddOp(prim.SinOp(y), prim.BroadcastInDimOp(prim.SinOp(s), [], tensor([16]))).result
+            y = prim.AddOp(
+                prim.SinOp(y), prim.BroadcastInDimOp(prim.SinOp(s), [], tensor([16]))
+            ).result
         total = prim.ReduceSumOp(y, [0])
         small = prim.CompareOp("lt", total, prim.ConstantOp.from_value(np.float64(1e6)))
         lowest = prim.NegOp(prim.ReduceMaxOp(prim.NegOp(x), [0]))
