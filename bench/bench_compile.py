@@ -15,7 +15,10 @@ Every measurement runs in a fresh subprocess (cold in-process caches):
 * cold: an empty `TIDU_CACHE_DIR`; the first call of `td.grad(f)` (trace, AD,
   lowering, LLVM) and its stages read from `TIDU_LOG_COMPILES=1` lines (summed
   over the functions compiled: lower-to-loops, lower-to-llvm, translate,
-  llvm-opt, codegen, ...); "other" is first call minus compile (trace + AD);
+  llvm-opt, codegen, ...); "other" is first call minus compile (trace + AD).
+  A large program is compiled in modules (`tidu_mlir.lowering.partition`):
+  then llvm-opt and codegen are thread times beside the lowering, and
+  llvm-wait what LLVM added to the wall time after it;
 * warm: a second process on the same cache directory: time to first gradient,
   no lowering or codegen (`disk-load` instead);
 * jax: `jax.jit(jax.grad(f))` first call, when JAX is importable.
@@ -170,7 +173,14 @@ def main() -> None:
     default = [250, 500, 1000, 2000]
     sizes = sorted(set((args.sizes or default) + ([4000, 8000] if args.large else [])))
 
-    stage_names = ["lower-to-loops", "lower-to-llvm", "translate", "llvm-opt", "codegen"]
+    stage_names = [
+        "lower-to-loops",
+        "lower-to-llvm",
+        "translate",
+        "llvm-opt",
+        "codegen",
+        "llvm-wait",
+    ]
     header = (
         f"{'K':>6s} {'ops':>6s} {'first s':>8s} {'other':>7s} {'compile':>8s} "
         + " ".join(f"{s:>14s}" for s in stage_names)

@@ -456,8 +456,8 @@ class CompiledModule:
     ) -> None:
         clock = time.perf_counter()
         lowered = module if consume else module.clone()
-        program = ProgramGuards.of(lowered)
         threads = compile_threads()
+        program = ProgramGuards.of(lowered)  # (before `split_module` makes some functions public)
         parts = split_module(lowered, MAX_MODULES) if threads > 1 else [lowered]
         if len(parts) == 1:
             lower_to_llvm_dialect(lowered)
