@@ -23,9 +23,9 @@ from tidu_mlir import config
 from tidu_mlir.dialects import prim
 from tidu_mlir.lowering import backend, disk_cache, lower_to_llvm, partition, runtime
 from tidu_mlir.lowering.allocation_guard import CHECK_FAILED_PREFIX, ProgramGuards
+from tidu_mlir.lowering.jit import llvm_ir_of_parts
 from tidu_mlir.lowering.llvm_threads import PipelinedCompilation, compile_threads
 from tidu_mlir.lowering.lower_to_llvm import lower_prim_to_loops
-from tidu_mlir.lowering.pipeline import lower_to_llvm_dialect
 from tidu_mlir.lowering.split import NO_INLINE_ATTR, SplitFunctionsPass
 
 from .oracle import build, tensor
@@ -106,18 +106,20 @@ def test_split_module_homes_each_function_once() -> None:
                 assert home.sym_visibility != StringAttr("private")  # ...external there
 
 
+def _program_texts(steps: int, count: int) -> list[str]:
+    """The LLVM IR of the modules `checked_chain(steps)` is cut into."""
+    whole = _loops(checked_chain(steps, "texts"))
+    program = ProgramGuards.of(whole)
+    return list(llvm_ir_of_parts(partition.split_module(whole, count), program))
+
+
 def test_split_modules_lower_to_llvm_ir_of_their_own() -> None:
     """Each module lowers and translates alone; only the first defines the
     key of the guards and the message table, every module's failure
     functions use the program's codes."""
-    whole = _loops(checked_chain(40, "alone"))
-    program = ProgramGuards.of(whole)
+    program = ProgramGuards.of(_loops(checked_chain(40, "alone")))
     assert len(program.failures) == 2 and program.entries == {"alone"}
-    texts = []
-    for index, module in enumerate(partition.split_module(whole, 3)):
-        lower_to_llvm_dialect(module)
-        guards = ProgramGuards(program.entries, program.failures, index == 0)
-        texts.append(backend.translate_to_llvm_ir(module, guards))
+    texts = _program_texts(40, 3)
     for index, text in enumerate(texts):
         llvm_binding.parse_assembly(text).verify()
         assert ('@"tidu.jump_key" = global i32 0' in text) == (index == 0)
@@ -164,17 +166,6 @@ def test_a_large_function_compiles_in_threads_to_the_same_numbers(
             compiled(good - 1.0)
         with pytest.raises(prim.CheckFailedError, match=f"^{SMALL}$"):
             compiled(good * 1000.0)
-
-
-def _program_texts(steps: int, count: int) -> list[str]:
-    whole = _loops(checked_chain(steps, "texts"))
-    program = ProgramGuards.of(whole)
-    texts = []
-    for index, module in enumerate(partition.split_module(whole, count)):
-        lower_to_llvm_dialect(module)
-        guards = ProgramGuards(program.entries, program.failures, index == 0)
-        texts.append(backend.translate_to_llvm_ir(module, guards))
-    return texts
 
 
 def test_llvm_runs_in_the_pool_threads(monkeypatch: pytest.MonkeyPatch) -> None:

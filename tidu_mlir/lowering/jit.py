@@ -26,6 +26,7 @@ outputs (then the scalar result): one value alone, several as a tuple, or None.
 
 import contextlib
 import ctypes
+import dataclasses
 import gc
 import hashlib
 import threading
@@ -487,20 +488,14 @@ class CompiledModule:
         `llvm-opt` and `codegen` the threads' time (spent beside the lowering),
         `llvm-wait` the time LLVM took after the lowering ended."""
         with PipelinedCompilation(threads) as compilation:
-            for index, part in enumerate(parts):
-                clock = time.perf_counter()
-                lower_to_llvm_dialect(part)
-                clock = _lap(timings, "lower-to-llvm", clock)
-                first = ProgramGuards(program.entries, program.failures, index == 0)
-                compilation.submit(translate_to_llvm_ir(part, first))
-                _lap(timings, "translate", clock)
+            for text in llvm_ir_of_parts(parts, program, timings):
+                compilation.submit(text)
             clock = time.perf_counter()
             compiled = compilation.finish()
             _lap(timings, "llvm-wait", clock)
-        for part in compiled:
-            if timings is not None:
-                timings["llvm-opt"] = timings.get("llvm-opt", 0.0) + part.optimizing
-                timings["codegen"] = timings.get("codegen", 0.0) + part.generating
+        if timings is not None:
+            timings["llvm-opt"] = timings.get("llvm-opt", 0.0) + sum(p.optimizing for p in compiled)
+            timings["codegen"] = timings.get("codegen", 0.0) + sum(p.generating for p in compiled)
         self.llvm_ir = "\n".join(part.llvm_ir for part in compiled)
         return [part.object_code for part in compiled]
 
@@ -556,6 +551,22 @@ class CompiledModule:
         if pointer.value is None:
             return f"a run-time check failed (check #{index})"
         return ctypes.string_at(pointer.value).decode(errors="replace")
+
+
+def llvm_ir_of_parts(
+    parts: list[ModuleOp], program: ProgramGuards, timings: dict[str, float] | None = None
+) -> Iterator[str]:
+    """The LLVM IR of each module of a program cut by `partition.split_module`
+    (`program` taken before the cut), each lowered when the next is asked for
+    (the first one defines the program's guard globals); the time of each
+    step is added to `timings` (`lower-to-llvm`, `translate`)."""
+    for index, part in enumerate(parts):
+        clock = time.perf_counter()
+        lower_to_llvm_dialect(part)
+        clock = _lap(timings, "lower-to-llvm", clock)
+        text = translate_to_llvm_ir(part, dataclasses.replace(program, defines_globals=index == 0))
+        _lap(timings, "translate", clock)
+        yield text
 
 
 def _lap(timings: dict[str, float] | None, stage: str, start: float) -> float:

@@ -57,7 +57,7 @@ def split_module(module: ModuleOp, count: int) -> list[ModuleOp]:
     copied = {name for name, f in defined.items() if _is_copied(f)}
     homed = [f for name, f in defined.items() if name not in copied]
     sizes = {f.sym_name.data: op_count(f) for f in homed}
-    count = min(count, MAX_MODULES, len(homed), sum(sizes.values()) // MIN_MODULE_OPS)
+    count = min(count, len(homed), sum(sizes.values()) // MIN_MODULE_OPS)
     if count < 2:
         return [module]
     references = {name: set(_symbols_used(f)) for name, f in defined.items()}
