@@ -1074,14 +1074,8 @@ class FastParser(Parser):
                   for group in ("lower", "upper", "step")]  # fmt: skip
         variable = Parser.Argument(Span(*match.span("variable"), self.lexer.input), index)
         self._resume_from(match.end())
-        stack = self._parser_state.dialect_stack
-        stack.append(op_type.dialect_name())
-        try:
-            body = self.parse_region((variable,))
-            attributes = self.parse_optional_attr_dict()
-        finally:
-            stack.pop()
-        op = build_operation(op_type, bounds, [], {}, attributes)
+        body = self._region_of(op_type, [variable])
+        op = build_operation(op_type, bounds, [], {}, self.parse_optional_attr_dict())
         op.add_region(body)
         _end_with_yield(op, yield_type)
         if (location := self.parse_optional_location()) is not None:
@@ -1097,21 +1091,25 @@ class FastParser(Parser):
         attributes: dict[str, Attribute],
     ) -> Operation:
         """The function of a plain header ending at `header_end`: its body read
-        there (its entry block's arguments `entry`, the op's dialect the
-        default one, as xDSL reads an op's syntax: a body may say `return`),
-        the op built directly, and a location after it."""
+        there (`_region_of`, its entry block's arguments `entry`), the op built
+        directly, and a location after it."""
         self._resume_from(header_end)
-        stack = self._parser_state.dialect_stack
-        stack.append(op_type.dialect_name())
-        try:
-            region = self.parse_region(entry)
-        finally:
-            stack.pop()
+        region = self._region_of(op_type, entry)
         op = build_operation(op_type, [], [], properties, attributes)
         op.add_region(region)
         if (location := self.parse_optional_location()) is not None:
             op.location = location
         return op
+
+    def _region_of(self, op_type: type[Operation], arguments: list[Parser.Argument]) -> Region:
+        """The region at the current token, read as an op's `parse` reads it:
+        the op's dialect the default one (its body may say `return`, `yield`)."""
+        stack = self._parser_state.dialect_stack
+        stack.append(op_type.dialect_name())
+        try:
+            return self.parse_region(arguments)
+        finally:
+            stack.pop()
 
     def _llvm_type(self, text: str) -> Attribute | None:
         """The type of `text` in an `llvm.func` header: an opaque pointer or
