@@ -364,7 +364,7 @@ def error_after_llvm_loops() -> LargeInput:
     )
 
 
-_LOOP_NEST = """\
+LOOP_NEST = """\
 func.func @f{i}(%x: memref<{n}x3xf64>, %out0: memref<{n}x3xf64>) attributes {{tidu.num_outputs = 1 : i64}} {{
   %0 = arith.constant 0 : index
   %1 = arith.constant 1 : index
@@ -387,7 +387,7 @@ def error_after_loop_nests() -> LargeInput:
     and shape."""
     return _error_after_units(
         "error after loop nests",
-        lambda i: _LOOP_NEST.format(i=i, n=i % 97 + 2),
+        lambda i: LOOP_NEST.format(i=i, n=i % 97 + 2),
         "",
         _UNDEFINED_RESULT,
     )

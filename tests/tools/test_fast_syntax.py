@@ -17,6 +17,7 @@ from typing import SupportsIndex, cast
 
 import pytest
 from fuzz.corpus import lit_files  # pyright: ignore[reportMissingImports]
+from fuzz.large_inputs import LOOP_NEST  # pyright: ignore[reportMissingImports]
 from fuzz.mutators import mutate_text  # pyright: ignore[reportMissingImports]
 from xdsl.context import Context
 from xdsl.dialects import arith, cf, func
@@ -1768,16 +1769,7 @@ def test_plain_loops_are_built_without_their_parse(
     ends with its implicit yield, as xDSL builds it."""
     from xdsl.dialects import scf
 
-    nests = "".join(
-        f"func.func @f{i}(%x: memref<{i % 7 + 2}x3xf64>) {{\n"
-        "  %0 = arith.constant 0 : index\n  %1 = arith.constant 1 : index\n"
-        f"  %2 = arith.constant {i % 7 + 2} : index\n  %3 = arith.constant 3 : index\n"
-        "  scf.for %4 = %0 to %2 step %1 {\n    scf.for %5 = %0 to %3 step %1 {\n"
-        f"      %6 = memref.load %x[%4, %5] : memref<{i % 7 + 2}x3xf64>\n"
-        f"      memref.store %6, %x[%4, %5] : memref<{i % 7 + 2}x3xf64>\n"
-        "    }\n  }\n  func.return\n}\n"
-        for i in range(1000)
-    )
+    nests = "\n".join(LOOP_NEST.format(i=i, n=i % 7 + 2) for i in range(1000)) + "\n"
     calls = _counting(monkeypatch, scf.ForOp, "parse", lambda parser: "parse")
     inits = _counting(monkeypatch, scf.ForOp, "__init__", lambda *args, **kwargs: "init")
     module = FastParser(ctx, nests).parse_module()
