@@ -56,6 +56,8 @@ def split_module(module: ModuleOp, count: int) -> list[ModuleOp]:
     defined = {f.sym_name.data: f for f in _functions(module) if not f.is_declaration}
     copied = {name for name, f in defined.items() if _is_copied(f)}
     homed = [f for name, f in defined.items() if name not in copied]
+    if min(count, len(homed)) < 2:
+        return [module]  # (most functions: no walk to count their ops)
     sizes = {f.sym_name.data: op_count(f) for f in homed}
     count = min(count, len(homed), sum(sizes.values()) // MIN_MODULE_OPS)
     if count < 2:
