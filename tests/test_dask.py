@@ -8,7 +8,9 @@ from __future__ import annotations
 import os
 import pickle
 import signal
+import threading
 from collections.abc import Iterator
+from typing import cast
 
 import cloudpickle
 import numpy as np
@@ -18,6 +20,7 @@ pytest.importorskip("distributed", reason="the 'dask' extra is not installed")
 
 import dask  # noqa: E402
 import dask.array as da  # noqa: E402
+from dask.diagnostics import ProgressBar  # noqa: E402
 from distributed import Client, Event, LocalCluster  # noqa: E402
 
 import tidu_mlir as td  # noqa: E402
@@ -171,6 +174,42 @@ def test_a_copy_traces_signatures_it_was_not_shipped_and_static_arguments_ship_n
     assert_tree_close(static_copy(x, 4), x * 4)
 
 
+def unpicklable_closures():
+    """A function capturing a lock, and one calling a function that captures it."""
+    guard = threading.Lock()
+
+    def guarded_double(x):
+        with guard:
+            return x * 2.0
+
+    def guarded_sum(x):
+        with guard:
+            return tnp.sum(x * 2.0)
+
+    def helped_sum(x):
+        return tnp.sum(guarded_double(x))
+
+    return guarded_sum, helped_sum
+
+
+@pytest.mark.parametrize("pickler", [pickle, cloudpickle], ids=["pickle", "cloudpickle"])
+def test_pickling_a_transform_of_an_unpicklable_closure_names_what_it_captures(pickler) -> None:
+    guarded_sum, helped_sum = unpicklable_closures()
+    for fn, culprit in (
+        (guarded_sum, r"'guard' \(a lock\) captured by unpicklable_closures.<locals>.guarded_sum"),
+        (
+            helped_sum,
+            r"'guard' \(a lock\) captured by unpicklable_closures.<locals>.guarded_double",
+        ),
+    ):
+        transformed = td.grad(fn)
+        np.testing.assert_allclose(transformed(np.ones(3)), 2.0)
+        with pytest.raises(
+            TypeError, match=rf"td.grad\({fn.__name__}\) cannot be pickled.*{culprit}"
+        ):
+            pickler.dumps(transformed)
+
+
 # --------------------------------------------------------------------------
 # On the cluster
 # --------------------------------------------------------------------------
@@ -191,6 +230,26 @@ def test_workers_run_a_submitted_jit_result_from_its_text_compiling_it_once(
         [now[w] - then[w] for w in now] for then, now in zip(before, after, strict=True)
     )
     assert max(native) <= 1 and sum(from_text) >= 1, (before, after)  # once per worker, from text
+
+
+def test_submitting_an_unpicklable_closure_fails_here_naming_it_before_any_task_is_sent(
+    client: Client,
+) -> None:
+    guarded_sum, _ = unpicklable_closures()
+    transformed = td.jit(guarded_sum)
+    with pytest.raises(TypeError) as raised:
+        client.submit(transformed, np.ones(3), key="tidu-unpicklable-task")
+    causes = []
+    error: BaseException | None = raised.value
+    while error is not None:
+        causes.append(str(error))
+        error = error.__cause__
+    assert any("'guard' (a lock) captured by" in cause for cause in causes), causes
+    # Dask's annotation of run_on_scheduler covers its asynchronous form only.
+    scheduled = cast(
+        "list[str]", client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.tasks))
+    )
+    assert "tidu-unpicklable-task" not in scheduled
 
 
 def test_map_blocks_matches_the_single_process_vmap(client: Client) -> None:
@@ -231,6 +290,21 @@ def test_grad_sum_matches_the_single_process_gradient_and_workers_compile_once(
     after = client.run(compilation_count)
     new = [after[w] - before[w] for w in after]
     assert max(new) <= 1 and sum(new) >= 1, (before, after)
+
+
+def test_the_synchronous_scheduler_runs_every_block_here_with_dask_s_progress_bar(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    (x, y), data = dataset(91, 13)  # seven blocks of a size no other test uses
+    value, grads = tdd.value_and_grad_sum(loss, PARAMS, data)
+    before = COMPILED.compilations
+    with ProgressBar():
+        computed_value, computed_grads = dask.compute(value, grads, scheduler="synchronous")
+    assert COMPILED.compilations == before + 1  # the blocks ran here, compiled once
+    expected_value, expected_grads = reference_value_and_grad((x, y))
+    np.testing.assert_allclose(computed_value, expected_value, rtol=1e-12)
+    assert_tree_close(computed_grads, expected_grads)
+    assert "100% Completed" in capsys.readouterr().out
 
 
 def test_grad_sum_costs_dask_one_task_per_block_and_a_tree_of_sums() -> None:

@@ -854,6 +854,7 @@ class Transformed:
         Dask may pickle a function once per task)."""
         self.shipped: dict[_Signature, Exported] = {}
         """The exported signatures an unpickled copy received."""
+        self._fn_pickles = False
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -871,6 +872,9 @@ class Transformed:
             self.signatures[sig] = None  # exported when pickled
 
     def __reduce__(self) -> tuple[Any, ...]:
+        if not self._fn_pickles:
+            _check_pickles(self.fn, f"td.{self.transform.__name__}({self.__name__})")
+            self._fn_pickles = True  # checked once: Dask may pickle once per task
         shipped = [*map(self._exported, self.signatures), *self.shipped.values()]
         return _rebuilt, (self.transform, self.fn, self.options, shipped)
 
@@ -880,6 +884,61 @@ class Transformed:
         if exported is None:
             exported = self.signatures[sig] = export(self, *sig.unflatten(_zeros_like(sig.specs)))
         return exported
+
+
+def _pickled(value: Any) -> bytes:
+    """`value` pickled as Dask pickles it (cloudpickle: closures and lambdas by
+    value) when cloudpickle is installed, else by the standard `pickle`."""
+    try:
+        import cloudpickle
+    except ImportError:
+        import pickle
+
+        return pickle.dumps(value)
+    return cloudpickle.dumps(value)
+
+
+def _check_pickles(fn: Callable[..., Any], what: str) -> None:
+    """Raise a `TypeError` naming the variable `fn` captures (through the
+    functions it captures, if need be) that does not pickle, if `fn` does
+    not: Dask's own error names only the task graph."""
+    try:
+        _pickled(fn)
+    except Exception as error:
+        culprit = _unpicklable_capture(fn)
+        found = f"{culprit}, which does not pickle" if culprit else "it"
+        raise TypeError(f"{what} cannot be pickled (to ship it to other processes): "
+                        f"{found}: {error}") from error  # fmt: skip
+
+
+def _unpicklable_capture(fn: Any, seen: frozenset[int] = frozenset()) -> str | None:
+    """The first variable among `fn`'s closure cells and the globals it names
+    that does not pickle, as `'name' (a T) captured by f`, looked for inside
+    the functions among them too; None if each pickles."""
+    code = getattr(fn, "__code__", None)
+    if code is None or id(fn) in seen:
+        return None
+    cells = zip(code.co_freevars, fn.__closure__ or (), strict=True)
+    captured = [(name, cell.cell_contents) for name, cell in cells if _filled(cell)]
+    captured += [(name, fn.__globals__[name]) for name in code.co_names if name in fn.__globals__]
+    for name, value in captured:
+        try:
+            _pickled(value)
+        except Exception:
+            return _unpicklable_capture(value, seen | {id(fn)}) or (
+                f"'{name}' (a {type(value).__name__}) captured by {fn.__qualname__}"
+            )
+    return None
+
+
+def _filled(cell: Any) -> bool:
+    """Whether a closure cell holds a value (a name assigned after the inner
+    function was made, or deleted, leaves it empty)."""
+    try:
+        cell.cell_contents  # noqa: B018
+    except ValueError:
+        return False
+    return True
 
 
 def _zeros_like(specs: Sequence[ArraySpec]) -> list[np.ndarray]:
