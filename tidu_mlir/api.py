@@ -906,9 +906,9 @@ def _check_pickles(fn: Callable[..., Any], what: str) -> None:
         _pickled(fn)
     except Exception as error:
         culprit = _unpicklable_capture(fn)
-        found = f"{culprit}, which does not pickle" if culprit else "it"
-        raise TypeError(f"{what} cannot be pickled (to ship it to other processes): "
-                        f"{found}: {error}") from error  # fmt: skip
+        reason = f"{culprit} does not pickle ({error})" if culprit else str(error)
+        raise TypeError(f"{what} cannot be pickled (to ship it to other processes): {reason}"
+                        ) from error  # fmt: skip
 
 
 def _unpicklable_capture(fn: Any, seen: frozenset[int] = frozenset()) -> str | None:
