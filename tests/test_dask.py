@@ -210,6 +210,16 @@ def test_pickling_a_transform_of_an_unpicklable_closure_names_what_it_captures(p
             pickler.dumps(transformed)
 
 
+def test_a_function_referring_to_its_own_transform_pickles_once_and_runs() -> None:
+    def halving_sum(x, n=2):
+        return tnp.sum(x) if n == 0 else recursive(x * 0.5, n - 1)
+
+    recursive = td.jit(halving_sum, static_argnums=1)
+    np.testing.assert_allclose(recursive(np.ones(4)), 1.0)
+    copy = cloudpickle.loads(cloudpickle.dumps(recursive))  # the check re-entered itself
+    np.testing.assert_allclose(copy(np.ones(4)), 1.0)
+
+
 # --------------------------------------------------------------------------
 # On the cluster
 # --------------------------------------------------------------------------

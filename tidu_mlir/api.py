@@ -872,9 +872,13 @@ class Transformed:
             self.signatures[sig] = None  # exported when pickled
 
     def __reduce__(self) -> tuple[Any, ...]:
-        if not self._fn_pickles:
-            _check_pickles(self.fn, f"td.{self.transform.__name__}({self.__name__})")
-            self._fn_pickles = True  # checked once: Dask may pickle once per task
+        if not self._fn_pickles:  # checked once: Dask may pickle once per task
+            self._fn_pickles = True  # first: `fn` may refer to this function
+            try:
+                _check_pickles(self.fn, f"td.{self.transform.__name__}({self.__name__})")
+            except TypeError:
+                self._fn_pickles = False
+                raise
         shipped = [*map(self._exported, self.signatures), *self.shipped.values()]
         return _rebuilt, (self.transform, self.fn, self.options, shipped)
 
