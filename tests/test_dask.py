@@ -20,7 +20,8 @@ pytest.importorskip("distributed", reason="the 'dask' extra is not installed")
 
 import dask  # noqa: E402
 import dask.array as da  # noqa: E402
-from dask.diagnostics import ProgressBar  # noqa: E402
+from dask.base import compute  # noqa: E402
+from dask.diagnostics.progress import ProgressBar  # noqa: E402
 from distributed import Client, Event, LocalCluster  # noqa: E402
 
 import tidu_mlir as td  # noqa: E402
@@ -309,7 +310,7 @@ def test_the_synchronous_scheduler_runs_every_block_here_with_dask_s_progress_ba
     value, grads = tdd.value_and_grad_sum(loss, PARAMS, data)
     before = COMPILED.compilations
     with ProgressBar():
-        computed_value, computed_grads = dask.compute(value, grads, scheduler="synchronous")
+        computed_value, computed_grads = compute(value, grads, scheduler="synchronous")
     assert COMPILED.compilations == before + 1  # the blocks ran here, compiled once
     expected_value, expected_grads = reference_value_and_grad((x, y))
     np.testing.assert_allclose(computed_value, expected_value, rtol=1e-12)
