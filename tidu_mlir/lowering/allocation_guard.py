@@ -193,20 +193,29 @@ def _define_check_failures(
     """Each failure function jumps to the guard with `FIRST_CHECK + its index`
     among the program's; the message table `MESSAGES_GLOBAL` lists the
     program's messages in that order."""
+    if failures:
+        _define_failure_jumps(module, failures, program.failures, key)
+    if program.failures and program.defines_globals:
+        _define_messages(module, program.failures)
+
+
+def _define_failure_jumps(
+    module: ir.Module, failures: list[ir.Function], order: tuple[str, ...], key: ir.GlobalVariable
+) -> None:
+    """The bodies of `failures`: a jump to the guard with `FIRST_CHECK` plus
+    the function's index in `order`."""
+    get_specific = _declare(module, "pthread_getspecific", _PTR, _I32)
+    longjmp = _declare(module, "longjmp", ir.VoidType(), _PTR, _I32)
+    longjmp.attributes.add("noreturn")
+    codes = {name: FIRST_CHECK + index for index, name in enumerate(order)}
     for fn in failures:
-        get_specific = _declare(module, "pthread_getspecific", _PTR, _I32)
-        longjmp = _declare(module, "longjmp", ir.VoidType(), _PTR, _I32)
-        longjmp.attributes.add("noreturn")
         fn.linkage = "internal"
         fn.attributes.add("noreturn")
         fn.attributes.add("cold")
         builder = ir.IRBuilder(fn.append_basic_block("entry"))
         buffer = builder.call(get_specific, [builder.load(key)])
-        code = FIRST_CHECK + program.failures.index(fn.name)
-        builder.call(longjmp, [buffer, ir.Constant(_I32, code)])
+        builder.call(longjmp, [buffer, ir.Constant(_I32, codes[fn.name])])
         builder.unreachable()
-    if program.failures and program.defines_globals:
-        _define_messages(module, program.failures)
 
 
 def _define_messages(module: ir.Module, failures: tuple[str, ...]) -> None:
