@@ -27,13 +27,14 @@ linked in one engine).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
 from xdsl.ir import Operation
 
-from tidu_mlir.lowering.split import NO_INLINE_ATTR, op_count
+from tidu_mlir.lowering.split import NO_INLINE_ATTR
 
 MIN_MODULE_OPS = 400
 """Loop-level ops (nested ones included) per module below which a module is
@@ -58,12 +59,13 @@ def split_module(module: ModuleOp, count: int) -> list[ModuleOp]:
     homed = [f for name, f in defined.items() if name not in copied]
     if min(count, len(homed)) < 2:
         return [module]  # (most functions: no walk to count their ops)
-    sizes = {f.sym_name.data: op_count(f) for f in homed}
+    surveys = {name: _Survey.of(f) for name, f in defined.items()}
+    sizes = {f.sym_name.data: surveys[f.sym_name.data].ops for f in homed}
     count = min(count, len(homed), sum(sizes.values()) // MIN_MODULE_OPS)
     if count < 2:
         return [module]
-    references = {name: set(_symbols_used(f)) for name, f in defined.items()}
-    followers = _called_in_loops(defined.values())
+    references = {name: survey.symbols for name, survey in surveys.items()}
+    followers = {name for survey in surveys.values() for name in survey.called_in_loops}
     homes = _deal_out([f for f in homed if f.sym_name.data not in followers], sizes, count)
     _follow_callers(homes, [f.sym_name.data for f in homed], references)
     if len(set(homes.values())) < 2:
@@ -83,18 +85,32 @@ def split_module(module: ModuleOp, count: int) -> list[ModuleOp]:
     return [ModuleOp([_detached(op) for op in ops]) for ops in plans if ops]
 
 
-def _called_in_loops(functions: Iterable[func.FuncOp]) -> set[str]:
-    """The functions some function calls other than at the top of its body
-    (in a loop: a scan's or a while loop's body). They stay with their caller:
-    a call between modules loses what LLVM infers across it (the calling
-    convention, arguments passed by value), which costs in a loop (GradBench
-    hand tracking ran 0.59 -> 0.92 ms with its scan bodies dealt out)."""
-    followers: set[str] = set()
-    for function in functions:
+@dataclass
+class _Survey:
+    """What one walk of a function finds: its ops (nested ones included), the
+    symbols they refer to (callees, globals), and the functions it calls
+    other than at the top of its body (in a loop: a scan's or a while loop's
+    body). Those stay with their caller: a call between modules loses what
+    LLVM infers across it (the calling convention, arguments passed by
+    value), which costs in a loop (GradBench hand tracking ran 0.59 -> 0.92
+    ms with its scan bodies dealt out)."""
+
+    ops: int = 0
+    symbols: set[str] = field(default_factory=set[str])
+    called_in_loops: set[str] = field(default_factory=set[str])
+
+    @staticmethod
+    def of(function: func.FuncOp) -> _Survey:
+        survey = _Survey()
+        top = function.body.block
         for op in function.walk():
-            if isinstance(op, func.CallOp) and op.parent is not function.body.block:
-                followers.add(op.callee.root_reference.data)
-    return followers
+            survey.ops += 1
+            for value in (*op.properties.values(), *op.attributes.values()):
+                if isinstance(value, SymbolRefAttr):
+                    survey.symbols.add(value.root_reference.data)
+            if isinstance(op, func.CallOp) and op.parent is not top:
+                survey.called_in_loops.add(op.callee.root_reference.data)
+        return survey
 
 
 def _follow_callers(
@@ -141,14 +157,6 @@ def _deal_out(homed: list[func.FuncOp], sizes: dict[str, int], count: int) -> di
         homes[name] = home
         loads[home] += sizes[name]
     return homes
-
-
-def _symbols_used(op: Operation) -> Iterator[str]:
-    """The symbols the ops nested in `op` refer to (callees, globals)."""
-    for nested in op.walk():
-        for value in (*nested.properties.values(), *nested.attributes.values()):
-            if isinstance(value, SymbolRefAttr):
-                yield value.root_reference.data
 
 
 def _closure(references: dict[str, set[str]], copied: set[str], roots: list[str]) -> set[str]:
