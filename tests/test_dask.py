@@ -9,6 +9,7 @@ import os
 import pickle
 import signal
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from typing import cast
 
@@ -20,8 +21,10 @@ pytest.importorskip("distributed", reason="the 'dask' extra is not installed")
 
 import dask  # noqa: E402
 import dask.array as da  # noqa: E402
-from dask.base import compute  # noqa: E402
+from dask._task_spec import Alias  # noqa: E402
+from dask.base import collections_to_expr, compute  # noqa: E402
 from dask.diagnostics.progress import ProgressBar  # noqa: E402
+from dask.utils import key_split  # noqa: E402
 from distributed import Client, Event, LocalCluster  # noqa: E402
 
 import tidu_mlir as td  # noqa: E402
@@ -283,6 +286,15 @@ def test_map_blocks_rechunks_misaligned_arrays_and_refuses_different_sizes(clien
         tdd.map_blocks(td.vmap(loss, in_axes=(None, 0)), PARAMS, (data[0], data[1][:99]))
 
 
+@pytest.mark.parametrize(
+    ("fn", "shape"), [(tnp.sum, r"\(\)"), (lambda v: tnp.sum(v, axis=0), r"\(6,\)")]
+)
+def test_map_blocks_refuses_a_function_whose_results_lose_the_batch(fn, shape: str) -> None:
+    _, (x, _) = dataset(100, 25)
+    with pytest.raises(ValueError, match=rf"block of 25 has shape {shape}; .* keep the batch"):
+        tdd.map_blocks(fn, x)
+
+
 def test_grad_sum_matches_the_single_process_gradient_and_workers_compile_once(
     client: Client,
 ) -> None:
@@ -329,6 +341,26 @@ def test_grad_sum_costs_dask_one_task_per_block_and_a_tree_of_sums() -> None:
     # 64 block tasks, 8 + 1 sums of 8, 3 leaves taken out (a task and a
     # from_delayed chunk each), and the function and two parameters as nodes.
     assert ours == 64 + 9 + 3 * 2 + 3, ours
+
+
+def test_map_blocks_result_leaves_fuse_with_dask_s_sums_one_task_per_block_and_leaf() -> None:
+    (x, y), data = dataset(640, 10)  # 64 blocks
+    per_example = td.vmap(td.grad(loss), in_axes=(None, 0))
+    grads = tdd.map_blocks(per_example, PARAMS, data)
+    summed = [grads["w"].sum(axis=0), grads["b"].sum()]
+    graph = collections_to_expr(summed).optimize().__dask_graph__()
+    data_keys = {key for array in data for key in array.__dask_graph__()}
+    ours = {key: task for key, task in graph.items() if key not in data_keys}
+    names = Counter(key_split(key) for key in ours)
+    # Per block: the function's task, and one task per leaf taking the leaf
+    # out and summing it (Dask's first step of the sum, fused: no getitem
+    # task, no alias left by the fusion). Then Dask's tree of sums.
+    assert names["tidu-blocks"] == 64 and names["sum"] == 2 * 64, names
+    assert not any(isinstance(task, Alias) for task in ours.values())
+    assert len(ours) <= 3 * 64 + 2 * (16 + 4 + 1) + 3, names  # + the function, parameters
+    np.testing.assert_allclose(
+        compute(summed, scheduler="synchronous")[0][0], per_example(PARAMS, (x, y))["w"].sum(0)
+    )
 
 
 def test_jacobian_in_both_modes_and_hessian_match_td(client: Client) -> None:

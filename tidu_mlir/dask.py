@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import string
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -28,8 +29,9 @@ import numpy as np
 try:
     import dask.array as da
     from dask.base import tokenize
-    from dask.delayed import delayed
-    from dask.highlevelgraph import HighLevelGraph
+    from dask.blockwise import blockwise
+    from dask.delayed import Delayed, delayed
+    from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
 except ImportError as error:  # an optional extra
     raise ImportError(
         "tidu_mlir.dask needs Dask: pip install -e '.[dask]' (dask and distributed)"
@@ -122,6 +124,28 @@ def _run_block(exported: Exported, tree: Any, *leaves: Any) -> list[Any]:
     return tree_flatten(exported(*tree_unflatten(tree, list(leaves))))[0]
 
 
+def _block_runs(calls: Sequence[tuple[Any, ...]]) -> list[Delayed]:
+    """`_run_block(*call)` for each block's `call`, delayed, keyed `(name, b)`
+    for block `b`: the blocks of one collection (`_joined_leaf`)."""
+    name = f"tidu-blocks-{tokenize(*calls)}"
+    return [delayed(_run_block, pure=True)(*call, dask_key_name=(name, b))
+            for b, call in enumerate(calls)]  # fmt: skip
+
+
+def _one_layer(results: Sequence[Delayed]) -> HighLevelGraph:
+    """The graph of the delayed `results` of `_block_runs` with their tasks in
+    one layer, named as their keys are: the input a `Blockwise` layer indexes
+    (a `Delayed`'s own task is the layer named by its key)."""
+    name = results[0].key[0]
+    merged = HighLevelGraph.merge(*(r.__dask_graph__() for r in results))
+    own = {r.key for r in results}
+    layers = {k: layer for k, layer in merged.layers.items() if k not in own}
+    dependencies = {k: deps for k, deps in merged.dependencies.items() if k not in own}
+    layers[name] = MaterializedLayer({r.key: merged.layers[r.key][r.key] for r in results})
+    dependencies[name] = set().union(*(merged.dependencies[r.key] for r in results))
+    return HighLevelGraph(layers, dependencies)
+
+
 def _blockwise(fn: Callable[..., Any], args: tuple[Any, ...], batch_axis: int
                ) -> tuple[list[Any], list[Exported], tuple[int, ...]]:  # fmt: skip
     """One delayed result (the list of result leaves) per block, the function
@@ -140,32 +164,38 @@ def _blockwise(fn: Callable[..., Any], args: tuple[Any, ...], batch_axis: int
     shipped = {size: _shipped(e) for size, e in by_size.items()}
     # The other leaves (parameters) are graph nodes too: sent once per worker.
     whole = {k: _shared(x, np.asarray(x).nbytes) for k, x in enumerate(leaves) if k not in blocks}
-    results, exported = [], []
-    for b, size in enumerate(chunks):
-        block_leaves = [blocks[k][b] if k in blocks else whole[k] for k in range(len(leaves))]
-        results.append(delayed(_run_block, pure=True)(shipped[size], tree, *block_leaves))
-        exported.append(by_size[size])
-    return results, exported, chunks
+    block_leaves = [
+        [blocks[k][b] if k in blocks else whole[k] for k in range(len(leaves))]
+        for b in range(len(chunks))
+    ]
+    calls = [(shipped[size], tree, *block_leaves[b]) for b, size in enumerate(chunks)]
+    return _block_runs(calls), [by_size[size] for size in chunks], chunks
 
 
-def _joined_leaf(results: Sequence[Any], exported: Sequence[Exported], j: int, axis: int
+def _joined_leaf(results: Sequence[Delayed], exported: Sequence[Exported], j: int, axis: int
                  ) -> Any:  # fmt: skip
-    """Result leaf `j` of every block (`results`: delayed lists of leaves) as
-    one dask array, the blocks joined along `axis`. One getitem task per
-    block, no intermediate arrays."""
+    """Result leaf `j` of every block (`results` of `_block_runs`: delayed
+    lists of leaves) as one dask array, the blocks joined along `axis`. A
+    `Blockwise` layer of one getitem per block, which Dask fuses with the
+    blockwise operations that follow (a sum's first step: one task per block
+    for both)."""
     shapes = [e.out_specs[j][0] for e in exported]
     dtype = np.dtype(exported[0].out_specs[j][1])
-    axis %= max(len(shapes[0]), 1)
-    name = f"tidu-block-leaf-{tokenize(*results, j)}"
-    layer: dict[Any, Any] = {
-        (name, *[b if a == axis else 0 for a in range(len(shape))]): (operator.getitem, r.key, j)
-        for b, (r, shape) in enumerate(zip(results, shapes, strict=True))
-    }
+    ndim = len(shapes[0])
+    axis %= max(ndim, 1)
+    blocks = results[0].key[0]
+    name = f"tidu-block-leaf-{tokenize(blocks, j)}"
+    indices = string.ascii_lowercase[:ndim]
+    layer = blockwise(
+        operator.getitem, name, indices, blocks, indices[axis], j, None,
+        numblocks={blocks: (len(results),)},
+        new_axes={index: 1 for a, index in enumerate(indices) if a != axis},
+    )  # fmt: skip
+    leaf_graph = HighLevelGraph({name: layer}, {name: {blocks}})
+    graph = HighLevelGraph.merge(_one_layer(results), leaf_graph)
     chunks = tuple(
-        tuple(shape[a] for shape in shapes) if a == axis else (shapes[0][a],)
-        for a in range(len(shapes[0]))
+        tuple(shape[a] for shape in shapes) if a == axis else (shapes[0][a],) for a in range(ndim)
     )
-    graph = HighLevelGraph.from_collections(name, layer, dependencies=list(results))
     # Dask's annotation of Array.__new__ omits the graph, name and chunks it takes.
     return da.Array(graph, name, chunks, dtype=dtype)  # pyright: ignore[reportCallIssue]
 
@@ -176,10 +206,25 @@ def map_blocks(fn: Callable[..., Any], *args: Any, batch_axis: int = 0) -> Any:
     first one's chunks, the others rechunked to match), the other leaves go
     whole to every block, and each result leaf, which must keep the batch
     along `batch_axis`, is concatenated back. A pytree of dask arrays."""
-    results, exported, _ = _blockwise(fn, args, batch_axis)
+    results, exported, chunks = _blockwise(fn, args, batch_axis)
+    _check_batched_results(exported, chunks, batch_axis)
     count = len(exported[0].out_specs)
     leaves = [_joined_leaf(results, exported, j, batch_axis) for j in range(count)]
     return tree_unflatten(exported[0].out_tree, leaves)
+
+
+def _check_batched_results(exported: Sequence[Exported], chunks: tuple[int, ...],
+                           batch_axis: int) -> None:  # fmt: skip
+    """Refuse a function whose result leaves do not keep the batch: each must
+    have the block's size along `batch_axis`, or the blocks cannot be joined."""
+    for e, size in zip(exported, chunks, strict=True):
+        for j, (shape, _) in enumerate(e.out_specs):
+            if not -len(shape) <= batch_axis < len(shape) or shape[batch_axis] != size:
+                raise ValueError(
+                    f"map_blocks: result leaf {j} of a block of {size} has shape "
+                    f"{tuple(shape)}; each result must keep the batch of {size} along "
+                    f"batch_axis {batch_axis}"
+                )
 
 
 # --------------------------------------------------------------------------
@@ -269,15 +314,11 @@ def _by_basis_blocks(batched: Callable[[Any, Any], Any], x: np.ndarray, size: in
     point_and_basis = tree_flatten((x, x))[1]  # the structure of `batched`'s arguments
     x_node = _shared(x, x.nbytes)
     block_exports = [exported[min(chunk, size - start)] for start in starts]
-    results = [
-        delayed(_run_block, pure=True)(
-            shipped[min(chunk, size - start)],
-            point_and_basis,
-            x_node,
-            delayed(_basis_rows, pure=True)(start, min(start + chunk, size), size, x.dtype.name),
-        )
+    results = _block_runs([
+        (shipped[min(chunk, size - start)], point_and_basis, x_node,
+         delayed(_basis_rows, pure=True)(start, min(start + chunk, size), size, x.dtype.name))
         for start in starts
-    ]
+    ])  # fmt: skip
     return _joined_leaf(results, block_exports, 0, 0)
 
 
