@@ -288,6 +288,10 @@ _SINGLE_RESULT_OP = re.compile(
 in a custom syntax."""
 
 
+_OP_STARTS = (MLIRTokenKind.PERCENT_IDENT, MLIRTokenKind.BARE_IDENT, MLIRTokenKind.STRING_LIT)
+"""The tokens an op starts with (its results, its name, a generic op's quoted
+name): any other ends a block, as xDSL's `parse_optional_operation` decides."""
+
 _LINE_HEAD = re.compile(rf"((?:{_SSA_NAME}[ \t]*,[ \t]*)*{_SSA_NAME})[ \t]*=[ \t]*", re.ASCII)
 """`%a, %b = `, the head of a line naming the results of its op (one name each)."""
 
@@ -1236,6 +1240,8 @@ class FastParser(Parser):
         block): built from the form of a line read before if one matches
         (`_parse_line_alike`), otherwise read by xDSL's path, and the form of
         its line learnt."""
+        if self._current_token.kind not in _OP_STARTS:  # (the `}` that ends the block)
+            return None
         start = self.pos
         if (line := self._split_line(start)) is None:
             return self._parse_op_and_its_regions()[0]

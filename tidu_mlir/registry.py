@@ -10,10 +10,23 @@ from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
 from xdsl.universe import Universe
 
-from tidu_mlir.dialects.cg import CG
-from tidu_mlir.dialects.prim import PRIM
 
-ALL_DIALECTS: tuple[Dialect, ...] = (CG, PRIM)
+def _cg() -> Dialect:
+    from tidu_mlir.dialects.cg import CG
+
+    return CG
+
+
+def _prim() -> Dialect:
+    from tidu_mlir.dialects.prim import PRIM
+
+    return PRIM
+
+
+TIDU_DIALECTS: dict[str, Callable[[], Dialect]] = {"cg": _cg, "prim": _prim}
+"""The tidu dialects by name, each imported when a context first needs it (the
+prim dialect, with numpy, is a quarter of `tidu-opt`'s start-up; lowered IR
+does not use it)."""
 
 
 @functools.cache
@@ -28,8 +41,8 @@ def make_context() -> Context:
     ctx = Context()
     for name, factory in xdsl_universe().all_dialects.items():
         ctx.register_dialect(name, factory)
-    for dialect in ALL_DIALECTS:
-        ctx.register_dialect(dialect.name, lambda dialect=dialect: dialect)
+    for name, factory in TIDU_DIALECTS.items():
+        ctx.register_dialect(name, factory)
     return ctx
 
 

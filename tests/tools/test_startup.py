@@ -65,3 +65,35 @@ def test_unknown_public_name_is_an_attribute_error() -> None:
         assert "not_a_transform" in str(error)
     else:
         raise AssertionError("expected AttributeError")
+
+
+def tidu_opt_modules(text: str, tmp_path: Path) -> set[str]:
+    """The modules loaded by `tidu-opt` reading and printing `text`."""
+    path = tmp_path / "input.mlir"
+    path.write_text(text)
+    code = (
+        "import contextlib, io\n"
+        "from tidu_mlir.tools.opt import run\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        f"    assert run([{str(path)!r}]) == 0\n"
+        "assert 'func.func' in out.getvalue()\n"
+    )
+    return loaded_modules(code)
+
+
+def test_tidu_opt_loads_the_prim_dialect_and_numpy_only_for_an_input_that_uses_it(
+    tmp_path: Path,
+) -> None:
+    lowered = (
+        "func.func @f(%x: f64) -> f64 {\n"
+        "  %y = arith.addf %x, %x : f64\n"
+        "  func.return %y : f64\n}\n"
+    )
+    primitive = (
+        "func.func @f(%x: tensor<2xf64>) -> tensor<2xf64> {\n"
+        "  %y = prim.neg %x : tensor<2xf64>\n"
+        "  func.return %y : tensor<2xf64>\n}\n"
+    )
+    without = tidu_opt_modules(lowered, tmp_path)
+    assert "tidu_mlir.dialects.prim" not in without and "numpy" not in without
+    assert "tidu_mlir.dialects.prim" in tidu_opt_modules(primitive, tmp_path)
