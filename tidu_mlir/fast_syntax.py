@@ -36,7 +36,8 @@ for every op).
 * plain pieces of the prim syntaxes in one match each: integer lists
   (`[1, 0]`, `[0:2:1, 1:3:1]`, `, low = [1], high = [0]`, through
   `parse_optional_plain_integers`), `: T -> U` of known types
-  (`parse_optional_plain_signature`), dense splats (`dense<1.25> : T`) and
+  (`parse_optional_plain_signature`), dense literals of decimal numbers
+  (`dense<1.25> : T`, `dense<[[1.0, 2], [3, 4.5]]> : T`) and
   attribute dictionaries of integers, strings and dialect attributes read
   before (`{tag = 5 : i64}`); function headers and returns
   (`func.func private @f(%x: T) -> U {`, `func.return %a, %b : T, U`) and
@@ -235,11 +236,16 @@ _PLAIN_TENSOR_TYPE = re.compile(
 """`tensor<4x5xf64>`: dimensions of 1 to 18 digits (below 2^63, no leading
 zero, no 0x that could read as hexadecimal), a builtin element type."""
 
-_PLAIN_DENSE_SPLAT = re.compile(
-    r"dense<[ \t]*(-?[0-9]+(?:\.[0-9]*(?:[eE][+-]?[0-9]+)?)?)[ \t]*>[ \t]*:[ \t]*", re.ASCII
+_DECIMAL = r"-?[0-9]+(?:\.[0-9]*(?:[eE][+-]?[0-9]+)?)?"
+"""A decimal number as the values of a dense literal are plainly written."""
+
+_PLAIN_DENSE = re.compile(
+    rf"dense<[ \t]*({_DECIMAL}|\[[-+0-9.eE, \t\[\]]*\])[ \t]*>[ \t]*:[ \t]*", re.ASCII
 )
-"""`dense<1.25> : `, a decimal number as the one value of a dense literal
-(the type follows)."""
+"""`dense<1.25> : ` (a splat) or `dense<[[1.0, 2], [3, 4.5]]> : ` (nested lists
+of numbers, on one line): the values of a dense literal (the type follows)."""
+
+_DECIMALS = re.compile(_DECIMAL, re.ASCII)
 
 _PLAIN_ARITH_CONSTANT = re.compile(
     r"[ \t]+(?:(-?[0-9]{1,19})[ \t]*:[ \t]*(index|i8|i16|i32|i64)"
@@ -273,8 +279,8 @@ _PLAIN_ATTR_DICT = re.compile(
 )
 _PLAIN_ATTR_ENTRY = re.compile(_ATTR_ENTRY, re.ASCII)
 
-MAX_PLAIN_SPLAT = 1 << 16
-"""The most elements a dense splat read in one match has (larger ones go
+MAX_PLAIN_DENSE = 1 << 16
+"""The most elements a dense literal read in one match has (larger ones go
 token by token: xDSL expands a splat to every element)."""
 
 
@@ -692,49 +698,74 @@ def _plain_tensor_type(text: str) -> TensorType | None:
     return unverified_attribute(TensorType, dimensions, _ELEMENT_TYPES[match[2]], _NO_ENCODING)
 
 
-def _splat(literal_type: TypeAttribute, number: str) -> DenseIntOrFPElementsAttr | None:
-    """`dense<number> : literal_type` as xDSL's parser reads it, for a tensor of
-    at most `MAX_PLAIN_SPLAT` floats (f32, f64) or signless integers (i8 to
-    i64) whose value the element type holds as written (None otherwise: the
-    token-by-token path decides, errors included)."""
+def _dense(literal_type: TypeAttribute, values: str) -> DenseIntOrFPElementsAttr | None:
+    """`dense<values> : literal_type` as xDSL's parser reads it (`values` a
+    number, a splat, or nested lists of numbers shaped as the type), for a
+    tensor of at most `MAX_PLAIN_DENSE` floats (f32, f64) or signless
+    integers (i8 to i64) that hold the values as written (None otherwise:
+    the token-by-token path decides, errors included)."""
     if not isinstance(literal_type, TensorType):
         return None
+    shape = tuple(literal_type.get_shape())
+    count = math.prod(shape)
+    if count > MAX_PLAIN_DENSE:
+        return None
+    splat = not values.startswith("[")
+    numbers = [values] if splat else _nested_numbers(values, shape)
     element = literal_type.element_type
-    count = math.prod(literal_type.get_shape())
-    if count > MAX_PLAIN_SPLAT:
+    if numbers is None:
         return None
     if isinstance(element, Float32Type | Float64Type):
-        data = _float_splat_data(element, number, count)
+        data = _float_data(element, numbers)
     elif isinstance(element, IntegerType) and element.signedness.data == Signedness.SIGNLESS:
-        data = _integer_splat_data(element, number, count)
+        data = _integer_data(element, numbers)
     else:
         return None
     if data is None:
         return None
+    if splat:
+        data *= count  # (its one value repeated)
     return unverified_attribute(DenseIntOrFPElementsAttr, literal_type, BytesAttr(data))
 
 
-def _float_splat_data(element: Float32Type | Float64Type, number: str, count: int) -> bytes | None:
-    """`count` copies of the finite float `number` packed as `element`s."""
-    value = float(number) if len(number) < 400 else math.inf
-    if not math.isfinite(value):
+def _nested_numbers(values: str, shape: tuple[int, ...]) -> list[str] | None:
+    """The numbers of the nested lists `values`, in order, if the lists nest
+    as `shape` (None otherwise, or for a rank-0 shape)."""
+    compact = values.replace(" ", "").replace("\t", "")
+    if not shape or _DECIMALS.sub("n", compact) != _list_skeleton(shape):
+        return None
+    return _DECIMALS.findall(compact)
+
+
+@functools.cache
+def _list_skeleton(shape: tuple[int, ...]) -> str:
+    """Nested lists shaped `shape` written without blanks, `n` for each number."""
+    length, *inner_shape = shape
+    inner = _list_skeleton(tuple(inner_shape)) if inner_shape else "n"
+    return "[" + ",".join([inner] * length) + "]"
+
+
+def _float_data(element: Float32Type | Float64Type, numbers: list[str]) -> bytes | None:
+    """The finite float `numbers` packed as `element`s."""
+    values = [float(number) if len(number) < 400 else math.inf for number in numbers]
+    if not all(map(math.isfinite, values)):
         return None
     try:
-        return element.pack([value] * count)
+        return element.pack(values)
     except OverflowError:  # beyond f32
         return None
 
 
-def _integer_splat_data(element: IntegerType, number: str, count: int) -> bytes | None:
-    """`count` copies of the decimal integer `number` packed as `element`s, if
-    it fits their signed range (8 bits or more)."""
+def _integer_data(element: IntegerType, numbers: list[str]) -> bytes | None:
+    """The decimal integer `numbers` packed as `element`s, if they fit their
+    signed range (8 bits or more)."""
     width = element.width.data
-    if "." in number or width < 8 or len(number) > 20:
+    if width < 8 or any("." in number or len(number) > 20 for number in numbers):
         return None
-    value = int(number)
-    if not _fits_signed(value, width):
+    values = [int(number) for number in numbers]
+    if not all(_fits_signed(value, width) for value in values):
         return None
-    return element.pack([value] * count)
+    return element.pack(values)
 
 
 def _plain_attr_entries(text: str, known: Mapping[str, Attribute]) -> dict[str, Attribute] | None:
@@ -906,25 +937,25 @@ class FastParser(Parser):
         return blank is not None and blank.end() == self.pos
 
     def parse_optional_attribute(self) -> Attribute | None:
-        if self._text.startswith("dense<", self.pos) and (splat := self._plain_splat()):
-            return splat
+        if self._text.startswith("dense<", self.pos) and (dense := self._plain_dense()):
+            return dense
         return super().parse_optional_attribute()
 
-    def _plain_splat(self) -> DenseIntOrFPElementsAttr | None:
-        """`dense<number> : T` at the current token, consumed, read in one match
-        when T is known or plain and `_splat` builds it (None, nothing
+    def _plain_dense(self) -> DenseIntOrFPElementsAttr | None:
+        """`dense<values> : T` at the current token, consumed, read in one
+        match when T is known or plain and `_dense` builds it (None, nothing
         consumed, otherwise)."""
-        match = _PLAIN_DENSE_SPLAT.match(self._text, self.pos)
+        match = _PLAIN_DENSE.match(self._text, self.pos)
         if match is None:
             return None
         type_match = _COMPACT_TYPE.match(self._text, match.end())
         if type_match is None:
             return None
         literal_type = self._known_type(type_match.group())
-        if literal_type is None or (splat := _splat(literal_type, match[1])) is None:
+        if literal_type is None or (dense := _dense(literal_type, match[1])) is None:
             return None
         self._resume_from(type_match.end())
-        return splat
+        return dense
 
     def parse_optional_dictionary_attr_dict(self) -> dict[str, Attribute]:
         if not self._text.startswith("{", self.pos):  # (most ops have none)
@@ -1166,7 +1197,7 @@ class FastParser(Parser):
             return None
         if match[3] is not None:
             value_type: TypeAttribute = _ELEMENT_TYPES[match[4]]
-            data = _float_splat_data(cast(Float32Type | Float64Type, value_type), match[3], 1)
+            data = _float_data(cast(Float32Type | Float64Type, value_type), [match[3]])
             if data is None:
                 return None
             number = cast(Float32Type | Float64Type, value_type).unpack(data, 1)[0]

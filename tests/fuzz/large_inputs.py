@@ -140,6 +140,15 @@ def error_after_distinct_constants() -> LargeInput:
     )
 
 
+def error_after_distinct_dense_lists() -> LargeInput:
+    """1 MB of vector constants, each a list of other values (`dense<[i.0, ...]>`)."""
+    return _error_after(
+        "error after dense lists",
+        "tensor<3xf64> -> tensor<3xf64>",
+        lambda i: f"prim.constant dense<[{i}.0, -1.5, 2.5e-3]> : tensor<3xf64>",
+    )
+
+
 def error_after_pads_to_distinct_shapes() -> LargeInput:
     """1 MB of `prim.pad`, each to another shape (a type never seen before)."""
     return _error_after(
@@ -471,7 +480,8 @@ def garbage_line() -> LargeInput:
 GENERATORS: list[Callable[[], LargeInput]] = [
     valid_chain, valid_dense, unterminated_string, deep_brackets, error_at_the_end,
     use_before_definition, error_after_ops_with_attributes, error_after_distinct_lines,
-    error_after_distinct_constants, error_after_pads_to_distinct_shapes,
+    error_after_distinct_constants, error_after_distinct_dense_lists,
+    error_after_pads_to_distinct_shapes,
     error_after_broadcasts_to_distinct_shapes, error_after_reshapes_to_distinct_shapes,
     error_after_distinct_attribute_dictionaries, error_after_distinct_comments,
     error_after_distinct_index_constants, error_after_gathers_to_distinct_shapes,

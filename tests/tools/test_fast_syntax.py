@@ -893,6 +893,23 @@ def test_one_token_is_lexed_per_plain_op(ctx: Context, monkeypatch: pytest.Monke
     assert tokens[1] - tokens[0] == (1000 - 10) * len(TYPES)
 
 
+def test_dense_lists_of_numbers_are_read_without_xdsl_s_literal_parser(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`dense<[...]> : T` of decimal numbers nested as T's shape is read in one
+    match: xDSL's dense-literal parser (token by token) never runs."""
+    calls = _counting(
+        monkeypatch, AttrParser, "parse_dense_int_or_fp_elements_attr", lambda *_: "dense"
+    )
+    lines = [
+        f"  %c{i} = prim.constant dense<[[{i}.5, 1], [-2, 3.0e-2]]> : tensor<2x2xf64>"
+        for i in range(50)
+    ]
+    text = "func.func @f() {\n" + "\n".join(lines) + "\n  func.return\n}\n"
+    FastParser(ctx, text).parse_module()
+    assert calls["dense"] == 0
+
+
 def test_plain_lines_are_built_without_the_generic_constructor(
     ctx: Context, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -1068,7 +1085,7 @@ SPLATS = {
     "index": "dense<3> : tensor<2xindex>",
     "float16": "dense<1.5> : tensor<2xf16>",
     "complex": "dense<1.5> : tensor<2xcomplex<f64>>",
-    "a large splat": f"dense<1.5> : tensor<{fast_syntax.MAX_PLAIN_SPLAT + 1}xf64>",
+    "a large splat": f"dense<1.5> : tensor<{fast_syntax.MAX_PLAIN_DENSE + 1}xf64>",
     "hexadecimal": "dense<0x3FF0000000000000> : tensor<f64>",
     "blanks": "dense< 2.5 >:tensor<f64>",
     "a line break": "dense<2.5> :\n tensor<f64>",
@@ -1077,13 +1094,35 @@ SPLATS = {
     "a vector": "dense<2.5> : vector<2xf64>",
     "a list": "dense<[2.5]> : tensor<1xf64>",
     "no type": "dense<2.5>",
+    "a list of three": "dense<[1.0, -2.5e-3, 3]> : tensor<3xf64>",
+    "nested lists": "dense<[[1, 2, 3], [4, 5, -6]]> : tensor<2x3xi64>",
+    "nested lists, blanks": "dense< [ [1.5,2] ,[3 , 4.25] ] >:tensor<2x2xf32>",
+    "three levels": "dense<[[[1.0], [2.0]]]> : tensor<1x2x1xf64>",
+    "an empty list": "dense<[]> : tensor<0xf64>",
+    "empty inner lists": "dense<[[], []]> : tensor<2x0xf64>",
+    "too few values": "dense<[1.0, 2.0]> : tensor<3xf64>",
+    "too many values": "dense<[1.0, 2.0, 3.0, 4.0]> : tensor<3xf64>",
+    "one value in a list for three": "dense<[1.5]> : tensor<3xf64>",
+    "a list for a scalar": "dense<[1.5]> : tensor<f64>",
+    "nested deeper than the type": "dense<[[1.0, 2.0, 3.0]]> : tensor<3xf64>",
+    "ragged lists": "dense<[[1, 2], [3]]> : tensor<2x2xi64>",
+    "a trailing comma": "dense<[1.0, 2.0,]> : tensor<2xf64>",
+    "an exponent without a point": "dense<[1.0, 4e2]> : tensor<2xf64>",
+    "a plus sign": "dense<[+1.0, 2.0]> : tensor<2xf64>",
+    "a list beyond i8": "dense<[1, 300]> : tensor<2xi8>",
+    "a list beyond float32": "dense<[1.0, 4.0e38]> : tensor<2xf32>",
+    "a float in an integer list": "dense<[1, 2.5]> : tensor<2xi32>",
+    "a boolean list": "dense<[1, 0]> : tensor<2xi1>",
+    "a list of booleans": "dense<[true, false]> : tensor<2xi1>",
+    "a list of complex pairs": "dense<[(1.0, 2.0)]> : tensor<1xcomplex<f64>>",
+    "a list on two lines": "dense<[1.0,\n 2.0]> : tensor<2xf64>",
 }
-"""Values of a `prim.constant` line: splats read in one match
-(`FastParser._plain_splat`) or not (token by token), valid or not."""
+"""Values of a `prim.constant` line: dense literals read in one match
+(`FastParser._plain_dense`) or not (token by token), valid or not."""
 
 
 @pytest.mark.parametrize("splat", SPLATS.values(), ids=SPLATS.keys())
-def test_dense_splats_read_as_xdsl_reads_them(ctx: Context, splat: str) -> None:
+def test_dense_literals_read_as_xdsl_reads_them(ctx: Context, splat: str) -> None:
     text = f"func.func @f() {{\n  %c = prim.constant {splat}\n  func.return\n}}\n"
     assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
 
