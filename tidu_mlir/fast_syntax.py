@@ -95,6 +95,7 @@ from xdsl.dialects.builtin import (
     IntAttr,
     IntegerAttr,
     IntegerType,
+    LocationAttr,
     ModuleOp,
     NoneAttr,
     RankedStructure,
@@ -278,6 +279,13 @@ _PLAIN_ATTR_DICT = re.compile(
     rf"\{{[ \t]*{_ATTR_ENTRY}(?:[ \t]*,[ \t]*{_ATTR_ENTRY})*[ \t]*\}}", re.ASCII
 )
 _PLAIN_ATTR_ENTRY = re.compile(_ATTR_ENTRY, re.ASCII)
+
+_PLAIN_LOCATION = re.compile(
+    rf"loc[ \t]*\([ \t]*({PLAIN_STRING})"
+    r"[ \t]*:[ \t]*([0-9]{1,18})[ \t]*:[ \t]*([0-9]{1,18})[ \t]*\)",
+    re.ASCII,
+)
+"""`loc("file":line:column)`, a file location of decimal line and column."""
 
 MAX_PLAIN_DENSE = 1 << 16
 """The most elements a dense literal read in one match has (larger ones go
@@ -881,6 +889,7 @@ class FastParser(Parser):
         self._types: dict[str, TypeAttribute] = {}
         self._line_forms: dict[tuple[object, ...], _LineForm] = {}
         self._attribute_texts: dict[str, Attribute] = {}
+        self._location_files: dict[str, StringAttr] = {}
         self._regions_read = _RegionsRead()
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
@@ -956,6 +965,18 @@ class FastParser(Parser):
             return None
         self._resume_from(type_match.end())
         return dense
+
+    def parse_optional_location(self) -> LocationAttr | None:
+        # xDSL's, a plain `loc("file":line:column)` read in one match (its
+        # file attribute shared by the locations naming that file).
+        match = _PLAIN_LOCATION.match(self._text, self.pos)
+        if match is None:
+            return super().parse_optional_location()
+        file = self._location_files.get(match[1])
+        if file is None:
+            file = self._location_files[match[1]] = StringAttr(string_value(match[1]))
+        self._resume_from(match.end())
+        return file_line_col(file, int_attr(int(match[2])), int_attr(int(match[3])))
 
     def parse_optional_dictionary_attr_dict(self) -> dict[str, Attribute]:
         if not self._text.startswith("{", self.pos):  # (most ops have none)

@@ -149,6 +149,16 @@ def error_after_distinct_dense_lists() -> LargeInput:
     )
 
 
+def error_after_located_ops() -> LargeInput:
+    """1 MB of ops, each with a location of its own (`loc("f.py":i:3)`), as
+    printed with debug information."""
+    return _error_after(
+        "error after located ops",
+        "tensor<4xf64> -> tensor<4xf64>",
+        lambda i: f'prim.neg %x : tensor<4xf64> loc("model.py":{i}:3)',
+    )
+
+
 def error_after_pads_to_distinct_shapes() -> LargeInput:
     """1 MB of `prim.pad`, each to another shape (a type never seen before)."""
     return _error_after(
@@ -480,7 +490,7 @@ def garbage_line() -> LargeInput:
 GENERATORS: list[Callable[[], LargeInput]] = [
     valid_chain, valid_dense, unterminated_string, deep_brackets, error_at_the_end,
     use_before_definition, error_after_ops_with_attributes, error_after_distinct_lines,
-    error_after_distinct_constants, error_after_distinct_dense_lists,
+    error_after_distinct_constants, error_after_distinct_dense_lists, error_after_located_ops,
     error_after_pads_to_distinct_shapes,
     error_after_broadcasts_to_distinct_shapes, error_after_reshapes_to_distinct_shapes,
     error_after_distinct_attribute_dictionaries, error_after_distinct_comments,

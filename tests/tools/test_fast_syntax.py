@@ -910,6 +910,22 @@ def test_dense_lists_of_numbers_are_read_without_xdsl_s_literal_parser(
     assert calls["dense"] == 0
 
 
+def test_file_locations_are_read_without_xdsl_s_location_parser(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`loc("file":line:column)` after an op is read in one match: xDSL's
+    location parser (token by token) never runs, and the file's attribute is
+    built once."""
+    calls = _counting(monkeypatch, AttrParser, "_parse_location", lambda *_: "location")
+    lines = [f'  %v{i} = prim.neg %x : tensor<4xf64> loc("f.py":{i}:3)' for i in range(50)]
+    text = "func.func @f(%x: tensor<4xf64>) {\n" + "\n".join(lines) + "\n  func.return\n}\n"
+    module = FastParser(ctx, text).parse_module()
+    assert calls["location"] == 0
+    locations = [cast(FileLineColLoc, op.location) for op in module.walk() if op.name == "prim.neg"]
+    assert [(loc.line.data, loc.column.data) for loc in locations] == [(i, 3) for i in range(50)]
+    assert len({id(loc.filename) for loc in locations}) == 1
+
+
 def test_plain_lines_are_built_without_the_generic_constructor(
     ctx: Context, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -1125,6 +1141,50 @@ SPLATS = {
 def test_dense_literals_read_as_xdsl_reads_them(ctx: Context, splat: str) -> None:
     text = f"func.func @f() {{\n  %c = prim.constant {splat}\n  func.return\n}}\n"
     assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
+LOCATIONS = {
+    "file, line, column": 'loc("f.py":12:3)',
+    "blanks": 'loc( "f.py" : 12 : 3 )',
+    "an escaped quote": 'loc("a\\"b.py":1:2)',
+    "an escaped byte": 'loc("a\\62.py":1:2)',
+    "leading zeros": 'loc("f.py":012:003)',
+    "many digits": f'loc("f.py":{"9" * 19}:1)',
+    "hexadecimal": 'loc("f.py":0x10:3)',
+    "negative": 'loc("f.py":-1:3)',
+    "no column": 'loc("f.py":1)',
+    "a line break": 'loc("f.py":1:\n3)',
+    "unknown": "loc(unknown)",
+    "a name": 'loc("name")',
+    "a name and a file": 'loc("name"("f.py":1:2))',
+    "fused": 'loc(fused["f.py":1:2, "g.py":3:4])',
+    "no parenthesis": 'loc "f.py":1:2',
+}
+"""Locations after ops: `loc("file":line:column)` read in one match
+(`FastParser.parse_optional_location`) or not (token by token), valid or not."""
+
+
+def _outcome_and_locations(parser: type[Parser], ctx: Context, text: str) -> tuple[object, ...]:
+    """`_outcome`, and the locations of the ops if the text parses (the generic
+    printer leaves them out)."""
+    outcome = _outcome(parser, ctx, text)
+    if outcome[0] != "module":
+        return outcome
+    module = parser(ctx, text, "in.mlir").parse_module()
+    return (*outcome, [op.location for op in module.walk()])
+
+
+@pytest.mark.parametrize("location", LOCATIONS.values(), ids=LOCATIONS.keys())
+def test_locations_read_as_xdsl_reads_them(ctx: Context, location: str) -> None:
+    text = (
+        "func.func @f(%x: tensor<4xf64>) -> tensor<4xf64> {\n"
+        f"  %y = prim.neg %x : tensor<4xf64> {location}\n"
+        f"  %z = prim.neg %y : tensor<4xf64> {location}\n"
+        f"  func.return %z : tensor<4xf64> {location}\n"
+        f"}} {location}\n"
+    )
+    expected = _outcome_and_locations(Parser, ctx, text)
+    assert _outcome_and_locations(FastParser, ctx, text) == expected
 
 
 SIGNATURES = {
