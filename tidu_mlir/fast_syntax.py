@@ -321,18 +321,33 @@ _PLAIN_BLOCK_ARGUMENTS = re.compile(
 )
 """`(%a: T, %b: U)`, a block's argument list on one line (group 1: the arguments)."""
 
-_PLAIN_FUNC_HEADER = re.compile(
-    rf"func\.func[ \t]+(?:(?P<visibility>private|public|nested)[ \t]+)?"
-    rf"@(?P<name>[a-zA-Z_][a-zA-Z0-9_$.]*)[ \t]*"
-    rf"(?P<arguments>{_PLAIN_BLOCK_ARGUMENTS.pattern})"
+_FUNC_NAME = (
+    r"func\.func[ \t]+(?:(?P<visibility>private|public|nested)[ \t]+)?"
+    r"@(?P<name>[a-zA-Z_][a-zA-Z0-9_$.]*)[ \t]*"
+)
+"""`func.func private @name`: the start of a function in its plain form."""
+
+_FUNC_RESULTS_AND_ATTRIBUTES = (
     rf"(?:[ \t]*->[ \t]*(?:(?P<result>{_COMPACT_TYPE.pattern})"
     rf"|\((?P<results>[ \t]*{_TYPE_LIST}?[ \t]*)\)))?"
-    rf"(?:[ \t]+attributes[ \t]*(?P<attributes>{_PLAIN_ATTR_DICT.pattern}))?[ \t]*(?=\{{)",
+    rf"(?:[ \t]+attributes[ \t]*(?P<attributes>{_PLAIN_ATTR_DICT.pattern}))?[ \t]*"
+)
+"""`-> V attributes {a = 1 : i64}`: the end of a function's plain header."""
+
+_PLAIN_FUNC_HEADER = re.compile(
+    rf"{_FUNC_NAME}(?P<arguments>{_PLAIN_BLOCK_ARGUMENTS.pattern}){_FUNC_RESULTS_AND_ATTRIBUTES}(?=\{{)",
     re.ASCII,
 )
 """`func.func private @name(%a: T, %b: U) -> V attributes {a = 1 : i64}`
 before `{`: a function's header in its plain form (compact types, a plain
 attribute dictionary if any, no argument attributes or locations)."""
+
+_PLAIN_FUNC_DECLARATION = re.compile(
+    rf"{_FUNC_NAME}\((?P<inputs>[ \t]*{_TYPE_LIST}?[ \t]*)\){_FUNC_RESULTS_AND_ATTRIBUTES}(?=\n)",
+    re.ASCII,
+)
+"""`func.func private @name(T, U) -> V` ending its line: the declaration of a
+function without a body, in its plain form (as MLIR prints it)."""
 
 _PLAIN_FOR_HEADER = re.compile(
     rf"scf\.for[ \t]+(?P<variable>{_SSA_NAME})[ \t]*=[ \t]*(?P<lower>{_SSA_NAME})[ \t]+to"
@@ -1061,25 +1076,58 @@ class FastParser(Parser):
 
     def _parse_plain_func(self) -> Operation | None:
         """The `func.func` at the current token if its header is plain
-        (`_PLAIN_FUNC_HEADER`, of known types) and a body follows, as xDSL
-        reads it: the header read in one match, the op built directly, its
-        body read by the region parser (None, nothing consumed, otherwise)."""
-        match = _PLAIN_FUNC_HEADER.match(self._text, self.pos)
+        (`_PLAIN_FUNC_HEADER`, of known types) and a body follows, or if it is
+        a plain declaration (`_PLAIN_FUNC_DECLARATION`), as xDSL reads it:
+        the header read in one match, the op built directly, its body read by
+        the region parser (None, nothing consumed, otherwise)."""
         op_type = self.ctx.get_optional_op("func.func")
-        if match is None or op_type is None:
+        if op_type is None:
             return None
+        if (match := _PLAIN_FUNC_HEADER.match(self._text, self.pos)) is None:
+            return self._parse_plain_func_declaration(op_type)
+        arguments = self._known_arguments(match.span("arguments"))
+        header = self._func_header(match, None if arguments is None else [t for _, t in arguments])
+        if arguments is None or header is None:
+            return None
+        entry = [Parser.Argument(name, t) for name, t in arguments]
+        return self._function_with_body(op_type, match.end(), entry, *header)
+
+    def _parse_plain_func_declaration(self, op_type: type[Operation]) -> Operation | None:
+        """The plain `func.func` declaration at the current token (None,
+        nothing consumed, otherwise)."""
+        match = _PLAIN_FUNC_DECLARATION.match(self._text, self.pos)
+        if match is None:
+            return None
+        inputs = [
+            self._known_type(t[0])
+            for t in _COMPACT_TYPE.finditer(self._text, *match.span("inputs"))
+        ]
+        header = (
+            None if None in inputs else self._func_header(match, cast(list[TypeAttribute], inputs))
+        )
+        if header is None:
+            return None
+        self._resume_from(match.end())
+        op = build_operation(op_type, [], [], *header)
+        op.add_region(Region())
+        return op
+
+    def _func_header(
+        self, match: re.Match[str], inputs: list[TypeAttribute] | None
+    ) -> tuple[dict[str, Attribute], dict[str, Attribute]] | None:
+        """The properties and attributes of the function whose plain header
+        `match` read, taking `inputs` (None: a type `_known_type` does not
+        know, or a property name among the attributes, which xDSL rejects)."""
         results = _COMPACT_TYPE.finditer(self._text, *match.span("results"))
         result_texts = [match["result"]] if match["result"] else [t[0] for t in results]
         outputs = [self._known_type(text) for text in result_texts]
-        arguments = self._known_arguments(match.span("arguments"))
         attributes: dict[str, Attribute] | None = {}
         if match["attributes"] is not None:
             attributes = _plain_attr_entries(match["attributes"], self._attribute_texts)
-        if arguments is None or None in outputs or attributes is None:
+        if inputs is None or None in outputs or attributes is None:
             return None
         if not _FUNC_PROPERTY_NAMES.isdisjoint(attributes):
             return None
-        inputs = [t for _, t in arguments]
         function_type = unverified_attribute(
             FunctionType, unverified_data(ArrayAttr, tuple(inputs)),
             unverified_data(ArrayAttr, tuple(outputs)),
@@ -1088,8 +1136,7 @@ class FastParser(Parser):
                       "function_type": function_type}  # fmt: skip
         if match["visibility"] is not None:
             properties["sym_visibility"] = unverified_data(StringAttr, match["visibility"])
-        entry = [Parser.Argument(name, t) for name, t in arguments]
-        return self._function_with_body(op_type, match.end(), entry, properties, attributes)
+        return properties, attributes
 
     def _parse_plain_llvm_func(self) -> Operation | None:
         """The `llvm.func` at the current token if its header is plain

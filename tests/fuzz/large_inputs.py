@@ -285,6 +285,16 @@ def error_after_functions_of_distinct_types() -> LargeInput:
     )
 
 
+def error_after_function_declarations() -> LargeInput:
+    """1 MB of function declarations (no body), each of its own types."""
+    return _error_after_units(
+        "error after declarations",
+        lambda i: f"func.func private @g{i}(tensor<{i + 1}xf64>, f64) -> tensor<{i + 1}xf64>",
+        "",
+        _UNDEFINED_RESULT,
+    )
+
+
 def error_after_fragments() -> LargeInput:
     """1 MB of `cg.graph` fragments, each of its own name."""
     return _error_after_units(
@@ -496,7 +506,8 @@ GENERATORS: list[Callable[[], LargeInput]] = [
     error_after_distinct_attribute_dictionaries, error_after_distinct_comments,
     error_after_distinct_index_constants, error_after_gathers_to_distinct_shapes,
     error_after_concatenations_to_distinct_shapes, error_after_distinct_iotas,
-    error_after_functions, error_after_functions_of_distinct_types, error_after_fragments,
+    error_after_functions, error_after_functions_of_distinct_types,
+    error_after_function_declarations, error_after_fragments,
     error_after_input_keys, error_after_escaped_input_keys, error_after_roles,
     error_after_calls, error_after_llvm_loops, error_after_loop_nests, error_after_a_long_line,
     long_integer, garbage_line,

@@ -1412,6 +1412,50 @@ def test_function_headers_read_as_xdsl_reads_them(ctx: Context, header: str, aft
     assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
 
 
+DECLARATIONS = {
+    "no arguments": "func.func private @g()",
+    "types": "func.func private @g(T, U) -> T",
+    "results in parentheses": "func.func private @g(T) -> (T, U)",
+    "no results in parentheses": "func.func @g(T) -> ()",
+    "no blanks": "func.func private @g(T,U)->(T,U)",
+    "public": "func.func public @g(T) -> T",
+    "attributes": "func.func private @g(T) -> T attributes {a = 1 : i64}",
+    "attributes naming a property": 'func.func private @g(T) attributes {sym_name = "h"}',
+    "named arguments": "func.func private @g(%a: T, %b: U) -> T",
+    "argument attributes": "func.func private @g(T {a = 1 : i64}) -> T",
+    "a comment after": "func.func private @g(T) -> T // c",
+    "a location after": 'func.func private @g(T) -> T loc("a":1:2)',
+    "a trailing comma": "func.func private @g(T,) -> T",
+    "a missing parenthesis": "func.func private @g(T -> T",
+    "a nested type": "func.func private @g(tensor<2xcomplex<f64>>) -> T",
+    "an unknown type": "func.func private @g(!t) -> T",
+}
+"""Declarations of a function (no body; `T`, `U` stand for tensor types)."""
+
+
+@pytest.mark.parametrize("declaration", DECLARATIONS.values(), ids=DECLARATIONS.keys())
+def test_function_declarations_read_as_xdsl_reads_them(ctx: Context, declaration: str) -> None:
+    declaration = declaration.replace("T", "tensor<4xf64>").replace("U", "tensor<2x3xf32>")
+    text = f"builtin.module {{\n  {declaration}\n  func.func @f() {{\n    func.return\n  }}\n}}\n"
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
+def test_plain_function_declarations_are_read_in_one_match(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1,000 plain declarations of distinct types: none goes through xDSL's
+    function parser."""
+    text = "".join(
+        f"func.func private @g{i}(tensor<{i + 1}xf64>, f64) -> tensor<{i + 1}xf64>\n"
+        for i in range(1000)
+    )
+    calls = _counting(monkeypatch, func.FuncOp, "parse", lambda parser: "parse")
+    module = FastParser(ctx, text).parse_module()
+    assert calls["parse"] == 0
+    assert first_verify_error(module) is None
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
 def test_plain_function_headers_are_read_in_one_match(
     ctx: Context, monkeypatch: pytest.MonkeyPatch
 ) -> None:
