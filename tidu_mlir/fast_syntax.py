@@ -68,6 +68,7 @@ import gc
 import io
 import math
 import re
+import struct
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -82,6 +83,7 @@ from xdsl.dialects.builtin import (
     BFloat16Type,
     BytesAttr,
     ComplexType,
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
     FileLineColLoc,
@@ -104,6 +106,7 @@ from xdsl.dialects.builtin import (
     SymbolRefAttr,
     TensorType,
     UnitAttr,
+    i64,
 )
 from xdsl.ir import (
     Attribute,
@@ -267,13 +270,16 @@ _DIALECT_ATTRIBUTE = (
 """`#dialect.name<...>`: a dialect attribute on one line, plain strings
 (`PLAIN_STRING`) and at most one nested `<...>` in its parameters."""
 
+_I64_ARRAY = r"array<i64(?::[ \t]*-?[0-9]{1,19}(?:[ \t]*,[ \t]*-?[0-9]{1,19})*)?>"
+"""`array<i64: 1, -2>` (or `array<i64>`): an i64 array attribute."""
+
 _ATTR_ENTRY = (
     r"([a-zA-Z_][a-zA-Z0-9_$.]*)[ \t]*=[ \t]*"
     rf"(?:(-?[0-9]{{1,19}})[ \t]*:[ \t]*i(8|16|32|64)(?![a-zA-Z0-9_$.])|({PLAIN_STRING})"
-    rf"|({_DIALECT_ATTRIBUTE}))"
+    rf"|({_DIALECT_ATTRIBUTE})|({_I64_ARRAY}))"
 )
-"""`name = 5 : i64`, `name = "text"` or `name = #dialect.name<...>`: an entry
-of a plain attribute dictionary."""
+"""`name = 5 : i64`, `name = "text"`, `name = #dialect.name<...>` or
+`name = array<i64: 1, 2>`: an entry of a plain attribute dictionary."""
 
 _PLAIN_ATTR_DICT = re.compile(
     rf"\{{[ \t]*{_ATTR_ENTRY}(?:[ \t]*,[ \t]*{_ATTR_ENTRY})*[ \t]*\}}", re.ASCII
@@ -348,6 +354,22 @@ _PLAIN_FUNC_DECLARATION = re.compile(
 )
 """`func.func private @name(T, U) -> V` ending its line: the declaration of a
 function without a body, in its plain form (as MLIR prints it)."""
+
+_PLAIN_GENERIC_OP = re.compile(
+    rf"(?:(?P<result_name>{_SSA_NAME})[ \t]*=[ \t]*)?"
+    rf'"(?P<name>[a-zA-Z_][a-zA-Z0-9_$.]*)"'
+    rf"\((?P<operands>[ \t]*(?:{_SSA_NAME}(?:[ \t]*,[ \t]*{_SSA_NAME})*)?[ \t]*)\)"
+    rf"(?:[ \t]*<(?P<properties>{_PLAIN_ATTR_DICT.pattern})>)?"
+    rf"(?:[ \t]*(?P<attributes>{_PLAIN_ATTR_DICT.pattern}))?"
+    rf"[ \t]*:[ \t]*\((?P<inputs>[ \t]*{_TYPE_LIST}?[ \t]*)\)[ \t]*->[ \t]*"
+    rf"(?:(?P<result>{_COMPACT_TYPE.pattern})|\((?P<results>[ \t]*{_TYPE_LIST}?[ \t]*)\))"
+    r"(?=[ \t]*(?:\n|loc))",
+    re.ASCII,
+)
+"""`%r = "dialect.op"(%a, %b) <{p = array<i64: 1>}> {a = 1 : i64} : (T, U) -> V`
+ending its line (or before its location): an op in the generic syntax, in its
+plain form (one result or none, plain property and attribute dictionaries,
+compact types; no regions or successors)."""
 
 _PLAIN_FOR_HEADER = re.compile(
     rf"scf\.for[ \t]+(?P<variable>{_SSA_NAME})[ \t]*=[ \t]*(?P<lower>{_SSA_NAME})[ \t]+to"
@@ -708,6 +730,21 @@ def unverified_attribute(attribute_type: type[AttributeT], *parameters: Attribut
     return attribute
 
 
+def i64_array(values: Sequence[int]) -> DenseArrayBase:
+    """An `array<i64: ...>` property (one object per distinct array: they are
+    immutable, and building one costs ~15 µs)."""
+    return _i64_array(tuple(int(v) for v in values))
+
+
+@functools.lru_cache(maxsize=4096)
+def _i64_array(values: tuple[int, ...]) -> DenseArrayBase:
+    if all(I64_MIN <= v <= I64_MAX for v in values):
+        # Packed here: `from_list` normalizes each value first (~3x the time).
+        data = unverified_data(BytesAttr, struct.pack(f"<{len(values)}q", *values))
+        return unverified_attribute(DenseArrayBase, i64, data)
+    return DenseArrayBase.from_list(i64, values)
+
+
 def _plain_tensor_type(text: str) -> TensorType | None:
     """The tensor type `text` spells in its plain form (None: another form),
     as xDSL's parser reads it, when it has fewer than 2^63 elements."""
@@ -794,13 +831,18 @@ def _integer_data(element: IntegerType, numbers: list[str]) -> bytes | None:
 def _plain_attr_entries(text: str, known: Mapping[str, Attribute]) -> dict[str, Attribute] | None:
     """The entries of the plain attribute dictionary `text` (`_PLAIN_ATTR_DICT`)
     as xDSL reads them, its dialect attributes those `known` by their text
-    (None: one is not, a repeated name, or an integer its type does not hold,
-    which xDSL reports)."""
+    (None: one is not, a repeated name, or an integer its type or array does
+    not hold, which xDSL reports)."""
     entries: dict[str, Attribute] = {}
-    for name, value, width, string, other in _PLAIN_ATTR_ENTRY.findall(text):
+    for name, value, width, string, other, array in _PLAIN_ATTR_ENTRY.findall(text):
         if name in entries:
             return None
-        if other:
+        if array:
+            values = [int(v) for v in _INTEGER.findall(array.partition(":")[2])]
+            if not all(I64_MIN <= v <= I64_MAX for v in values):
+                return None
+            entries[name] = i64_array(values)
+        elif other:
             if (attribute := known.get(other)) is None:
                 return None
             entries[name] = attribute
@@ -1043,6 +1085,8 @@ class FastParser(Parser):
             return self._parse_plain_llvm_func() or super().parse_operation()
         if match is None and self._text.startswith("scf.for", self.pos):
             return self._parse_plain_for() or super().parse_operation()
+        if match is None and (generic := self._parse_plain_generic()) is not None:
+            return generic
         if match is None or op_type is None:
             return super().parse_operation()
         start = self._current_token.span
@@ -1073,6 +1117,55 @@ class FastParser(Parser):
         if op_type.name == "arith.constant":  # (xDSL's arith loads when a module uses it)
             return self._parse_plain_constant(op_type, head)
         return None
+
+    def _parse_plain_generic(self) -> Operation | None:
+        """The op at the current token in the plain generic syntax
+        (`_PLAIN_GENERIC_OP`) of a known op and known types, as xDSL reads
+        it (properties named in the attribute dictionary moved to the
+        properties, as xDSL does for older texts) (None, nothing consumed,
+        otherwise)."""
+        match = _PLAIN_GENERIC_OP.match(self._text, self.pos)
+        if match is None or (op_type := self.ctx.get_optional_op(match["name"])) is None:
+            return None
+        inputs = self._known_types(match.span("inputs"))
+        outputs = (
+            [self._known_type(match["result"])]
+            if match["result"]
+            else self._known_types(match.span("results"))
+        )
+        names = list(_SSA_NAMES.finditer(self._text, *match.span("operands")))
+        properties = self._plain_dictionary(match["properties"])
+        attributes = self._plain_dictionary(match["attributes"])
+        if None in inputs or None in outputs or properties is None or attributes is None:
+            return None
+        if len(names) != len(inputs) or len(outputs) != (match["result_name"] is not None):
+            return None
+        if issubclass(op_type, IRDLOperation):
+            for name in op_type.get_irdl_definition().properties.keys() - properties.keys():
+                if name in attributes:
+                    properties[name] = attributes.pop(name)
+        operands = [self._plain_operand(name.span(), cast(Attribute, t))
+                    for name, t in zip(names, inputs, strict=True)]  # fmt: skip
+        self._resume_from(match.end())
+        op = build_operation(
+            op_type, operands, cast(list[Attribute], outputs), properties, attributes
+        )
+        if self._text.startswith("loc", self.pos) and (location := self.parse_optional_location()):
+            op.location = location
+        if match["result_name"] is not None:
+            result = Span(*match.span("result_name"), self.lexer.input)
+            self._register_ssa_definition(match["result_name"][1:], op.results, result)
+        return op
+
+    def _known_types(self, span: tuple[int, int]) -> list[TypeAttribute | None]:
+        """The types of the compact type texts in `span` of the text (None for
+        each that `_known_type` does not know)."""
+        return [self._known_type(t[0]) for t in _COMPACT_TYPE.finditer(self._text, *span)]
+
+    def _plain_dictionary(self, text: str | None) -> dict[str, Attribute] | None:
+        """The entries of the plain dictionary `text` (none if absent; None if
+        `_plain_attr_entries` cannot read it)."""
+        return {} if text is None else _plain_attr_entries(text, self._attribute_texts)
 
     def _parse_plain_func(self) -> Operation | None:
         """The `func.func` at the current token if its header is plain
@@ -1540,7 +1633,7 @@ class FastParser(Parser):
         attributes they read to."""
         if op.dialect_name() != "prim":
             return False
-        texts = {other: op.attributes.get(name) for name, *_, other in
+        texts = {other: op.attributes.get(name) for name, _, _, _, other, _ in
                  _PLAIN_ATTR_ENTRY.findall(dictionary) if other}  # fmt: skip
         if None in texts.values():
             return False

@@ -159,6 +159,19 @@ def error_after_located_ops() -> LargeInput:
     )
 
 
+def error_after_generic_slices() -> LargeInput:
+    """1 MB of ops in the generic syntax, as `--print-op-generic` prints
+    them, each of other properties (slices at distinct offsets)."""
+    return _error_after(
+        "error after generic ops",
+        "tensor<100000xf64> -> tensor<3xf64>",
+        lambda i: (
+            f'"prim.slice"(%x) <{{start = array<i64: {i}>, limit = array<i64: {i + 3}>, '
+            "stride = array<i64: 1>}> : (tensor<100000xf64>) -> tensor<3xf64>"
+        ),
+    )
+
+
 def error_after_pads_to_distinct_shapes() -> LargeInput:
     """1 MB of `prim.pad`, each to another shape (a type never seen before)."""
     return _error_after(
@@ -501,6 +514,7 @@ GENERATORS: list[Callable[[], LargeInput]] = [
     valid_chain, valid_dense, unterminated_string, deep_brackets, error_at_the_end,
     use_before_definition, error_after_ops_with_attributes, error_after_distinct_lines,
     error_after_distinct_constants, error_after_distinct_dense_lists, error_after_located_ops,
+    error_after_generic_slices,
     error_after_pads_to_distinct_shapes,
     error_after_broadcasts_to_distinct_shapes, error_after_reshapes_to_distinct_shapes,
     error_after_distinct_attribute_dictionaries, error_after_distinct_comments,

@@ -1456,6 +1456,89 @@ def test_plain_function_declarations_are_read_in_one_match(
     assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
 
 
+GENERIC_OPS = {
+    "an attribute": '%y = "prim.neg"(%x) {tag = 3 : i64} : (T) -> T',
+    "no dictionary": '%y = "prim.neg"(%x) : (T) -> T',
+    "an array property": '%y = "prim.transpose"(%m) <{permutation = array<i64: 1, 0>}> : (M) -> N',
+    "three array properties": (
+        '%y = "prim.slice"(%x) <{start = array<i64: 1>, limit = array<i64: 3>, '
+        "stride = array<i64: 1>}> : (T) -> tensor<2xf64>"
+    ),
+    "a property and an attribute": (
+        '%y = "prim.transpose"(%m) <{permutation = array<i64: 1, 0>}> {tag = 1 : i64} : (M) -> N'
+    ),
+    "a property in the attributes": (
+        '%y = "prim.transpose"(%m) {permutation = array<i64: 1, 0>} : (M) -> N'
+    ),
+    "a property in both": (
+        '%y = "prim.transpose"(%m) <{permutation = array<i64: 1, 0>}>'
+        " {permutation = array<i64: 0, 1>} : (M) -> N"
+    ),
+    "an empty array": '%y = "prim.transpose"(%s) <{permutation = array<i64>}> : (S) -> S',
+    "an array beyond i64": (
+        '%y = "prim.transpose"(%m) <{permutation = array<i64: 9999999999999999999, 0>}> : (M) -> N'
+    ),
+    "two operands": '%y = "prim.add"(%x, %x) : (T, T) -> T',
+    "no blanks": '%y="prim.add"(%x,%x){tag=3:i64}:(T,T)->T',
+    "blanks inside": '%y = "prim.add"( %x , %x ) : ( T , T ) -> T',
+    "a result in parentheses": '%y = "prim.neg"(%x) : (T) -> (T)',
+    "a location": '%y = "prim.neg"(%x) : (T) -> T loc("a.py":1:2)',
+    "two results for one name": '%y = "prim.neg"(%x) : (T) -> (T, T)',
+    "no result for a name": '%y = "prim.neg"(%x) : (T) -> ()',
+    "a result without a name": '"prim.neg"(%x) : (T) -> T',
+    "one operand too few": '%y = "prim.add"(%x) : (T, T) -> T',
+    "an operand of another type": '%y = "prim.neg"(%x) : (U) -> U',
+    "an undefined operand": '%y = "prim.neg"(%nope) : (T) -> T',
+    "an unknown op": '%y = "prim.nope"(%x) : (T) -> T',
+    "an op of another dialect": '%y = "arith.addf"(%f, %f) <{fastmath = #arith.fastmath<none>}> : (f64, f64) -> f64',
+    "a repeated attribute": '%y = "prim.neg"(%x) {tag = 1 : i64, tag = 2 : i64} : (T) -> T',
+    "a wrong property type": '%y = "prim.transpose"(%m) <{permutation = 3 : i64}> : (M) -> N',
+    "a tuple operand": '%y = "prim.neg"(%x#0) : (T) -> T',
+    "a region": '%y = "prim.neg"(%x) ({}) : (T) -> T',
+    "a comment after": '%y = "prim.neg"(%x) : (T) -> T // c',
+    "a line break": '%y = "prim.neg"(%x) :\n (T) -> T',
+}
+"""Lines in the generic syntax (`T`, `U`, `M`, `N`, `S` stand for tensor
+types of the arguments `%x`, `%u`, `%m`, the transpose of `%m`, and `%s`)."""
+
+
+@pytest.mark.parametrize("line", GENERIC_OPS.values(), ids=GENERIC_OPS.keys())
+def test_generic_ops_read_as_xdsl_reads_them(ctx: Context, line: str) -> None:
+    types = {"T": "tensor<4xf64>", "U": "tensor<2x3xf32>", "M": "tensor<2x3xf64>",
+             "N": "tensor<3x2xf64>", "S": "tensor<f64>"}  # fmt: skip
+    for letter, text in types.items():
+        line = re.sub(rf"\b{letter}\b", text, line)
+    text = (
+        "func.func @f(%x: tensor<4xf64>, %u: tensor<2x3xf32>, %m: tensor<2x3xf64>,"
+        " %s: tensor<f64>, %f: f64) {\n"
+        f"  {line}\n"
+        f'  %z = "prim.neg"(%x) : (tensor<4xf64>) -> tensor<4xf64>\n'
+        '  "func.return"() : () -> ()\n}\n'
+    )
+    assert _outcome_and_locations(FastParser, ctx, text) == _outcome_and_locations(
+        Parser, ctx, text
+    )
+
+
+def test_plain_generic_ops_are_read_in_one_match(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1,000 ops in the generic syntax, each of other properties (slices at
+    distinct offsets, as `--print-op-generic` prints them): none goes through
+    xDSL's generic-op parser."""
+    lines = [
+        f'  %v{i} = "prim.slice"(%x) <{{start = array<i64: {i}>, limit = array<i64: {i + 3}>, '
+        f"stride = array<i64: 1>}}> : (tensor<2000xf64>) -> tensor<3xf64>"
+        for i in range(1000)
+    ]
+    text = "func.func @f(%x: tensor<2000xf64>) {\n" + "\n".join(lines) + "\n  func.return\n}\n"
+    calls = _counting(monkeypatch, Parser, "_parse_generic_operation", lambda *_: "generic")
+    module = FastParser(ctx, text).parse_module()
+    assert calls["generic"] == 0
+    assert first_verify_error(module) is None
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
 def test_plain_function_headers_are_read_in_one_match(
     ctx: Context, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import functools
 import re
-import struct
 from collections.abc import Sequence
 from typing import TypeAlias, cast
 
-from xdsl.dialects.builtin import BytesAttr, DenseArrayBase, IntegerAttr, IntegerType, i64
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, IntegerType, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
@@ -18,12 +17,9 @@ from xdsl.printer import Printer
 from tidu_mlir.diagnostics import parse_int64
 from tidu_mlir.dialects import cg
 from tidu_mlir.fast_syntax import (
-    I64_MAX,
-    I64_MIN,
     FastParser,
+    i64_array,
     integer_attr,
-    unverified_attribute,
-    unverified_data,
 )
 
 RoleSpec: TypeAlias = cg.LinearizedRoleAttr | Sequence[bool] | None
@@ -37,21 +33,6 @@ def role_attributes(role: RoleSpec) -> dict[str, Attribute]:
     if not isinstance(role, cg.LinearizedRoleAttr):
         role = cg.LinearizedRoleAttr(role)
     return {cg.ROLE_ATTR_NAME: role}
-
-
-def i64_array(values: Sequence[int]) -> DenseArrayBase:
-    """An `array<i64: ...>` property (one object per distinct array: they are
-    immutable, and building one costs ~15 µs)."""
-    return _i64_array(tuple(int(v) for v in values))
-
-
-@functools.lru_cache(maxsize=4096)
-def _i64_array(values: tuple[int, ...]) -> DenseArrayBase:
-    if all(I64_MIN <= v <= I64_MAX for v in values):
-        # Packed here: `from_list` normalizes each value first (~3x the time).
-        data = unverified_data(BytesAttr, struct.pack(f"<{len(values)}q", *values))
-        return unverified_attribute(DenseArrayBase, i64, data)
-    return DenseArrayBase.from_list(i64, values)
 
 
 def array_values(attr: DenseArrayBase) -> tuple[int, ...]:
