@@ -97,3 +97,19 @@ def test_tidu_opt_loads_the_prim_dialect_and_numpy_only_for_an_input_that_uses_i
     without = tidu_opt_modules(lowered, tmp_path)
     assert "tidu_mlir.dialects.prim" not in without and "numpy" not in without
     assert "tidu_mlir.dialects.prim" in tidu_opt_modules(primitive, tmp_path)
+
+
+def test_tidu_run_reports_a_malformed_input_before_loading_numpy_and_the_interpreter(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "input.mlir"
+    path.write_text("func.func @f(%x: f64) -> f64 {\n  func.return %nope : f64\n}\n")
+    code = (
+        "import contextlib, io\n"
+        "from tidu_mlir.tools.run import run\n"
+        "with contextlib.redirect_stderr(io.StringIO()) as err:\n"
+        f"    assert run([{str(path)!r}, '--entry', '@f', '--backend', 'interp']) == 1\n"
+        "assert 'use of undefined value %nope' in err.getvalue()\n"
+    )
+    modules = loaded_modules(code)
+    assert not {"numpy", "tidu_mlir.interp", "tidu_mlir.ad"} & modules

@@ -15,15 +15,14 @@ import argparse
 import ast
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-from tidu_mlir.ad import materialize
 from tidu_mlir.diagnostics import (
     LocatingParser,
     first_verify_error,
@@ -32,12 +31,16 @@ from tidu_mlir.diagnostics import (
     out_of_memory,
 )
 from tidu_mlir.dialects.cg import GraphOp, LinearOp, key_spec
-from tidu_mlir.dialects.prim.check import CheckFailedError
 from tidu_mlir.graph import FragmentNotFoundError, fragment_signature, lookup_fragment
-from tidu_mlir.interp import evaluate_fragment, evaluate_func
 from tidu_mlir.registry import make_context
 from tidu_mlir.tools import exit_process
-from tidu_mlir.types import numpy_dtype
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# The input is read and checked first: numpy, the prim dialect, the
+# interpreter and the AD passes are imported once it is accepted (inside the
+# functions below), so a malformed input is reported ~60 ms sooner.
 
 
 class RunError(Exception):
@@ -95,6 +98,10 @@ def _tensor_types(types: Sequence[Attribute]) -> list[TensorType]:
 
 def parse_argument(text: str, name: str, type_: TensorType) -> np.ndarray:
     """A command-line literal as an array of the input's shape and dtype."""
+    import numpy as np
+
+    from tidu_mlir.types import numpy_dtype
+
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError) as error:
@@ -112,6 +119,8 @@ def parse_argument(text: str, name: str, type_: TensorType) -> np.ndarray:
 
 def format_number(value: complex | float | bool) -> str:
     """A number with 6 significant digits; complex as `a+bj`."""
+    import numpy as np
+
     if isinstance(value, bool | np.bool_):
         return "true" if value else "false"
     if isinstance(value, complex | np.complexfloating):
@@ -130,6 +139,9 @@ def run_entry(
     module: ModuleOp, entry: str, arguments: Sequence[str], backend: str = "llvm"
 ) -> list[str]:
     """Evaluate the entry and return one printed line per result."""
+    from tidu_mlir.ad import materialize
+    from tidu_mlir.interp import evaluate_fragment, evaluate_func
+
     names, types = entry_signature(module, entry)
     if len(arguments) != len(types):
         expected = ", ".join(f"{n}: {t}" for n, t in zip(names, types, strict=True)) or "none"
@@ -191,13 +203,23 @@ def run(argv: Sequence[str] | None = None) -> int:
     except (RunError, FragmentNotFoundError, DiagnosticException) as error:
         print(f"tidu-run: {error}", file=sys.stderr)
         return 1
-    except (CheckFailedError, np.linalg.LinAlgError) as error:  # a `prim.check` failed
+    except _evaluation_errors() as error:
         print(f"tidu-run: error: {error}", file=sys.stderr)
         return 1
     except MemoryError as error:  # the entry's tensors are too large for this machine
         print(f"tidu-run: error: {out_of_memory(error)}", file=sys.stderr)
         return 1
     return 0
+
+
+def _evaluation_errors() -> tuple[type[Exception], ...]:
+    """Errors of evaluating an entry reported as they are: a failed `prim.check`
+    and a singular matrix (imported when an exception is raised)."""
+    import numpy as np
+
+    from tidu_mlir.dialects.prim.check import CheckFailedError
+
+    return (CheckFailedError, np.linalg.LinAlgError)
 
 
 def main() -> None:
