@@ -382,6 +382,14 @@ _PLAIN_FOR_HEADER = re.compile(
 """`scf.for %i = %a to %b step %c` before `{`: a loop's header in its plain
 form (an `index` counter, no loop-carried values)."""
 
+_PLAIN_IF_HEADER = re.compile(
+    rf"[ \t]+(?P<condition>{_SSA_NAME})"
+    rf"(?:[ \t]*->[ \t]*\((?P<results>[ \t]*{_TYPE_LIST}[ \t]*)\))?[ \t]*(?=\{{)",
+    re.ASCII,
+)
+"""` %c -> (T, U)` after `scf.if`, before `{`: the rest of a conditional's
+header in its plain form (compact result types)."""
+
 _FUNC_PROPERTY_NAMES = frozenset({"sym_name", "function_type", "sym_visibility"})
 """Names a function's `attributes {...}` may not use (xDSL's parser rejects them)."""
 
@@ -1088,6 +1096,8 @@ class FastParser(Parser):
             return self._parse_plain_llvm_func() or super().parse_operation()
         if match is None and self._text.startswith("scf.for", self.pos):
             return self._parse_plain_for() or super().parse_operation()
+        if match is None and self._text.startswith("scf.if", self.pos):
+            return self._parse_plain_if(self.pos + len("scf.if")) or super().parse_operation()
         if match is None and (generic := self._parse_plain_generic()) is not None:
             return generic
         if match is None or op_type is None:
@@ -1119,7 +1129,56 @@ class FastParser(Parser):
             return self._parse_plain_arrow(op_type, head)
         if op_type.name == "arith.constant":  # (xDSL's arith loads when a module uses it)
             return self._parse_plain_constant(op_type, head)
+        if op_type.name == "scf.if":
+            return self._parse_plain_if(head.end())
         return None
+
+    def _parse_plain_if(self, header: int) -> Operation | None:
+        """The `scf.if` whose header goes on at `header` if it is plain
+        (`_PLAIN_IF_HEADER`, of known types), as xDSL reads it: the header read
+        in one match, the op built directly, its regions read by the region
+        parser and given their implicit `scf.yield` (None, nothing consumed,
+        otherwise)."""
+        match = _PLAIN_IF_HEADER.match(self._text, header)
+        op_type = self.ctx.get_optional_op("scf.if")
+        yield_type = self.ctx.get_optional_op("scf.yield")
+        if match is None or op_type is None or yield_type is None:
+            return None
+        types = self._known_types(match.span("results")) if match["results"] else []
+        if None in types:
+            return None
+        condition = self._plain_operand(match.span("condition"), _ELEMENT_TYPES["i1"])
+        self._resume_from(match.end())
+        regions = [self._region_with_yield(op_type, yield_type)]
+        regions.append(
+            self._region_with_yield(op_type, yield_type)
+            if self.parse_optional_keyword("else")
+            else Region()
+        )
+        attributes = self.parse_optional_attr_dict()
+        op = build_operation(op_type, [condition], cast(list[Attribute], types), {}, attributes)
+        for region in regions:
+            op.add_region(region)
+        if (location := self.parse_optional_location()) is not None:
+            op.location = location
+        return op
+
+    def _region_with_yield(self, op_type: type[Operation], yield_type: type[Operation]) -> Region:
+        """The region at the current token (its op's dialect the default one),
+        ending with an `scf.yield` if its last block has no terminator, as
+        xDSL's `IfOp.parse_region_with_yield` reads it."""
+        stack = self._parser_state.dialect_stack
+        stack.append(op_type.dialect_name())
+        try:
+            region = self.parse_region()
+        finally:
+            stack.pop()
+        if (block := region.blocks.last) is None:
+            region.add_block(block := Block())
+        last = block.last_op
+        if last is None or not last.has_trait(IsTerminator):
+            block.add_op(build_operation(yield_type, [], [], {}, {}))
+        return region
 
     def _parse_plain_generic(self) -> Operation | None:
         """The op at the current token in the plain generic syntax

@@ -1598,6 +1598,72 @@ def test_regions_do_not_copy_the_scope(ctx: Context, monkeypatch: pytest.MonkeyP
     assert not any(name.startswith("k") for name in parser.ssa_values)
 
 
+IFS = {
+    "results and else": (
+        "%r = scf.if %c -> (f64) {\n  scf.yield %x : f64\n} else {\n  scf.yield %x : f64\n}"
+    ),
+    "two results": (
+        "%r:2 = scf.if %c -> (f64, i1) {\n  scf.yield %x, %c : f64, i1\n"
+        "} else {\n  scf.yield %x, %c : f64, i1\n}"
+    ),
+    "no results, no else, implicit yield": "scf.if %c {\n  %a = arith.addf %x, %x : f64\n}",
+    "no results, an else": (
+        "scf.if %c {\n  %a = arith.addf %x, %x : f64\n} else {\n  %b = arith.mulf %x, %x : f64\n}"
+    ),
+    "empty regions": "scf.if %c {\n} else {\n}",
+    "results, no else": "%r = scf.if %c -> (f64) {\n  scf.yield %x : f64\n}",
+    "a result without parentheses": "%r = scf.if %c -> f64 {\n  scf.yield %x : f64\n}",
+    "a condition of another type": "scf.if %x {\n}",
+    "an undefined condition": "scf.if %nope {\n}",
+    "a later condition": "scf.if %d {\n}\n%d = arith.cmpf oeq, %x, %x : f64",
+    "attributes": "scf.if %c {\n} {tag = 1 : i64}",
+    "a location": 'scf.if %c {\n} loc("a.py":3:4)',
+    "a result and a location": (
+        '%r = scf.if %c -> (f64) {\n  scf.yield %x : f64\n} else {\n  scf.yield %x : f64\n} loc("a.py":3:4)'
+    ),
+    "a labelled block": "scf.if %c {\n^bb0:\n  %a = arith.addf %x, %x : f64\n}",
+    "a misspelt else": "scf.if %c {\n} elze {\n}",
+    "a region value used after it": "scf.if %c {\n  %a = arith.addf %x, %x : f64\n}\n%b = arith.addf %a, %x : f64",
+    "yield unprefixed": "%r = scf.if %c -> (f64) {\n  yield %x : f64\n} else {\n  yield %x : f64\n}",
+    "a type never seen": (
+        "%r = scf.if %c -> (tensor<7x7xf32>) {\n  %t = tensor.empty() : tensor<7x7xf32>\n"
+        "  scf.yield %t : tensor<7x7xf32>\n} else {\n  %u = tensor.empty() : tensor<7x7xf32>\n"
+        "  scf.yield %u : tensor<7x7xf32>\n}"
+    ),
+}
+"""Conditionals in a function of `%c: i1, %x: f64`, read in one match of
+their header (`FastParser._parse_plain_if`) or not, valid or not."""
+
+
+@pytest.mark.parametrize("body", IFS.values(), ids=IFS.keys())
+def test_conditionals_read_as_xdsl_reads_them(ctx: Context, body: str) -> None:
+    body = "\n".join(f"  {line}" for line in body.splitlines())
+    text = f"func.func @f(%c: i1, %x: f64) {{\n{body}\n  func.return\n}}\n"
+    assert _outcome_and_locations(FastParser, ctx, text) == _outcome_and_locations(
+        Parser, ctx, text
+    )
+
+
+def test_plain_conditionals_are_read_without_their_op_s_parser(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1,000 `scf.if`s with results and without: none goes through xDSL's `IfOp.parse`."""
+    from xdsl.dialects import scf
+
+    ifs = "".join(
+        f"  %r{i} = scf.if %c -> (f64) {{\n    %k{i} = arith.constant {i}.5 : f64\n"
+        f"    scf.yield %k{i} : f64\n  }} else {{\n    scf.yield %x : f64\n  }}\n"
+        f"  scf.if %c {{\n    %a{i} = arith.addf %r{i}, %x : f64\n  }}\n"
+        for i in range(1000)
+    )
+    text = f"func.func @f(%c: i1, %x: f64) {{\n{ifs}  func.return\n}}\n"
+    calls = _counting(monkeypatch, scf.IfOp, "parse", lambda *_: "parse")
+    module = FastParser(ctx, text).parse_module()
+    assert calls["parse"] == 0
+    assert first_verify_error(module) is None
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
 def test_plain_function_headers_are_read_in_one_match(
     ctx: Context, monkeypatch: pytest.MonkeyPatch
 ) -> None:
