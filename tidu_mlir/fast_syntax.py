@@ -262,6 +262,14 @@ _PLAIN_ARITH_CONSTANT = re.compile(
 """The operands of `arith.constant` in its plain forms: `5 : index`, an
 integer of i8 to i64 or index, or `1.5 : f64`, a decimal f64 or f32."""
 
+_PLAIN_LLVM_CONSTANT = re.compile(
+    r"\((?:(-?[0-9]{1,19})|(-?[0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?)[ \t]*:[ \t]*(f64|f32))\)"
+    r"[ \t]*:[ \t]*(i1|i8|i16|i32|i64|index|f32|f64)(?![a-zA-Z0-9_$.<])",
+    re.ASCII,
+)
+"""The rest of `llvm.mlir.constant` in its plain forms: `(5) : i64`, an
+integer (an i64 value) of a builtin scalar type, or `(1.5 : f64) : f64`."""
+
 PLAIN_STRING = r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-7][0-9A-Fa-f]))*"'
 """A string literal on one line whose escapes (`\\n`, `\\"`, `\\22`) stand for
 ASCII characters: its value is text (as xDSL's parser reads it)."""
@@ -839,6 +847,24 @@ def _integer_data(element: IntegerType, numbers: list[str]) -> bytes | None:
     return element.pack(values)
 
 
+def _plain_number(
+    integer: str | None, integer_type: str, real: str | None, real_type: str | None
+) -> IntegerAttr | FloatAttr | None:
+    """The constant `integer : integer_type` (an integer type or index) or
+    `real : real_type` (f32, f64) as xDSL reads it, when the type holds it as
+    written (a signed integer, a finite float) (None otherwise)."""
+    if real is not None:
+        value_type = cast(Float32Type | Float64Type, _ELEMENT_TYPES[cast(str, real_type)])
+        if (data := _float_data(value_type, [real])) is None:
+            return None
+        return unverified_attribute(FloatAttr, FloatData(value_type.unpack(data, 1)[0]), value_type)
+    number = int(cast(str, integer))
+    width = 64 if integer_type == "index" else int(integer_type[1:])
+    if not _fits_signed(number, width):
+        return None
+    return integer_attr(number, _ELEMENT_TYPES[integer_type])
+
+
 def _plain_attr_entries(text: str, known: Mapping[str, Attribute]) -> dict[str, Attribute] | None:
     """The entries of the plain attribute dictionary `text` (`_PLAIN_ATTR_DICT`)
     as xDSL reads them, its dialect attributes those `known` by their text
@@ -1131,6 +1157,8 @@ class FastParser(Parser):
             return self._parse_plain_constant(op_type, head)
         if op_type.name == "scf.if":
             return self._parse_plain_if(head.end())
+        if op_type.name == "llvm.mlir.constant":
+            return self._parse_plain_llvm_constant(op_type, head)
         return None
 
     def _parse_plain_if(self, header: int) -> Operation | None:
@@ -1416,23 +1444,25 @@ class FastParser(Parser):
         a float it holds as a finite number) (None, nothing consumed,
         otherwise)."""
         match = _PLAIN_ARITH_CONSTANT.match(self._text, head.end())
-        if match is None:
+        if (
+            match is None
+            or (value := _plain_number(match[1], match[2], match[3], match[4])) is None
+        ):
             return None
-        if match[3] is not None:
-            value_type: TypeAttribute = _ELEMENT_TYPES[match[4]]
-            data = _float_data(cast(Float32Type | Float64Type, value_type), [match[3]])
-            if data is None:
-                return None
-            number = cast(Float32Type | Float64Type, value_type).unpack(data, 1)[0]
-            value: Attribute = unverified_attribute(FloatAttr, FloatData(number), value_type)
-        else:
-            value_type, number = _ELEMENT_TYPES[match[2]], int(match[1])
-            width = 64 if match[2] == "index" else int(match[2][1:])
-            if not _fits_signed(number, width):
-                return None
-            value = integer_attr(number, value_type)
         self._resume_from(match.end())
-        return build_operation(op_type, [], [value_type], {"value": value}, {})
+        return build_operation(op_type, [], [value.type], {"value": value}, {})
+
+    def _parse_plain_llvm_constant(
+        self, op_type: type[Operation], head: re.Match[str]
+    ) -> Operation | None:
+        """The `llvm.mlir.constant` `head` starts, if its value is in a plain
+        form (`_PLAIN_LLVM_CONSTANT`: an integer, read as an i64, or a typed
+        float) and its type a builtin scalar (None, nothing consumed, otherwise)."""
+        match = _PLAIN_LLVM_CONSTANT.match(self._text, head.end())
+        if match is None or (value := _plain_number(match[1], "i64", match[2], match[3])) is None:
+            return None
+        self._resume_from(match.end())
+        return build_operation(op_type, [], [_ELEMENT_TYPES[match[4]]], {"value": value}, {})
 
     def _parse_plain_arrow(self, op_type: type[Operation], head: re.Match[str]) -> Operation | None:
         """The `PlainArrowOp` `head` starts (`%name = dialect.op`), if `%x : T -> U`

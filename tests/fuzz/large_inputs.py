@@ -406,6 +406,20 @@ def error_after_llvm_loops() -> LargeInput:
     )
 
 
+def error_after_llvm_constants() -> LargeInput:
+    """1 MB of `llvm.mlir.constant`s of distinct values, integers and floats,
+    as the lowering prints them."""
+    return _error_after_units(
+        "error after llvm constants",
+        lambda i: (
+            f"  %i{i} = llvm.mlir.constant({i}) : i64\n"
+            f"  %f{i} = llvm.mlir.constant({i}.5 : f64) : f64"
+        ),
+        "llvm.func @f() {\n",
+        "  llvm.return %nope : i64\n}\n",
+    )
+
+
 LOOP_NEST = """\
 func.func @f{i}(%x: memref<{n}x3xf64>, %out0: memref<{n}x3xf64>) attributes {{tidu.num_outputs = 1 : i64}} {{
   %0 = arith.constant 0 : index
@@ -523,6 +537,7 @@ GENERATORS: list[Callable[[], LargeInput]] = [
     error_after_functions, error_after_functions_of_distinct_types,
     error_after_function_declarations, error_after_fragments,
     error_after_input_keys, error_after_escaped_input_keys, error_after_roles,
-    error_after_calls, error_after_llvm_loops, error_after_loop_nests, error_after_a_long_line,
+    error_after_calls, error_after_llvm_loops, error_after_llvm_constants,
+    error_after_loop_nests, error_after_a_long_line,
     long_integer, garbage_line,
 ]  # fmt: skip

@@ -1664,6 +1664,56 @@ def test_plain_conditionals_are_read_without_their_op_s_parser(
     assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
 
 
+LLVM_CONSTANTS = {
+    "an integer": "(5) : i64",
+    "a negative integer": "(-5) : i64",
+    "an integer of another type": "(7) : i32",
+    "an index": "(7) : index",
+    "a boolean type": "(1) : i1",
+    "beyond i64": "(9223372036854775808) : i64",
+    "the least i64": "(-9223372036854775808) : i64",
+    "a float": "(1.5 : f64) : f64",
+    "a float32": "(0.1 : f32) : f32",
+    "beyond float32": "(4.0e38 : f32) : f32",
+    "an exponent": "(-2.5e-3 : f64) : f64",
+    "a float of another type": "(1.5 : f64) : f32",
+    "true": "(true) : i1",
+    "hexadecimal": "(0x10) : i64",
+    "an integer typed in the parentheses": "(5 : i32) : i32",
+    "blanks": "( 5 ) :i64",
+    "an llvm type": "(5) : !llvm.ptr",
+    "a vector type": "(5) : vector<2xi64>",
+    "a float for an integer type": "(1.5) : i64",
+}
+"""Values and types of `llvm.mlir.constant`, read in one match
+(`FastParser._parse_plain_llvm_constant`) or not, valid or not."""
+
+
+@pytest.mark.parametrize("constant", LLVM_CONSTANTS.values(), ids=LLVM_CONSTANTS.keys())
+def test_llvm_constants_read_as_xdsl_reads_them(ctx: Context, constant: str) -> None:
+    text = f"llvm.func @f() {{\n  %c = llvm.mlir.constant{constant}\n  llvm.return\n}}\n"
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
+def test_plain_llvm_constants_are_read_without_their_op_s_parser(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1,000 `llvm.mlir.constant`s of distinct values, integers and floats
+    (as the lowering prints them): none goes through xDSL's `ConstantOp.parse`."""
+    from xdsl.dialects import llvm
+
+    lines = "".join(
+        f"  %i{i} = llvm.mlir.constant({i}) : i64\n  %f{i} = llvm.mlir.constant({i}.5 : f64) : f64\n"
+        for i in range(1000)
+    )
+    text = f"llvm.func @f() {{\n{lines}  llvm.return\n}}\n"
+    calls = _counting(monkeypatch, llvm.ConstantOp, "parse", lambda *_: "parse")
+    module = FastParser(ctx, text).parse_module()
+    assert calls["parse"] == 0
+    assert first_verify_error(module) is None
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
 def test_plain_function_headers_are_read_in_one_match(
     ctx: Context, monkeypatch: pytest.MonkeyPatch
 ) -> None:
