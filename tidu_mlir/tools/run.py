@@ -118,12 +118,11 @@ def parse_argument(text: str, name: str, type_: TensorType) -> np.ndarray:
 
 
 def format_number(value: complex | float | bool) -> str:
-    """A number with 6 significant digits; complex as `a+bj`."""
-    import numpy as np
-
-    if isinstance(value, bool | np.bool_):
+    """A number (a Python scalar, as `ndarray.item` gives) with 6 significant
+    digits; complex as `a+bj`."""
+    if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, complex | np.complexfloating):
+    if isinstance(value, complex):
         return f"{value.real:.6g}{value.imag:+.6g}j"
     return f"{value:.6g}"
 
