@@ -254,16 +254,19 @@ of numbers, on one line): the values of a dense literal (the type follows)."""
 
 _DECIMALS = re.compile(_DECIMAL, re.ASCII)
 
+_FLOAT_LITERAL = r"-?[0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?"
+"""A decimal float as constants write it plainly (a point, an exponent if any)."""
+
 _PLAIN_ARITH_CONSTANT = re.compile(
     r"[ \t]+(?:(-?[0-9]{1,19})[ \t]*:[ \t]*(index|i8|i16|i32|i64)"
-    r"|(-?[0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?)[ \t]*:[ \t]*(f64|f32))(?![a-zA-Z0-9_$.<])",
+    rf"|({_FLOAT_LITERAL})[ \t]*:[ \t]*(f64|f32))(?![a-zA-Z0-9_$.<])",
     re.ASCII,
 )
 """The operands of `arith.constant` in its plain forms: `5 : index`, an
 integer of i8 to i64 or index, or `1.5 : f64`, a decimal f64 or f32."""
 
 _PLAIN_LLVM_CONSTANT = re.compile(
-    r"\((?:(-?[0-9]{1,19})|(-?[0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?)[ \t]*:[ \t]*(f64|f32))\)"
+    rf"\((?:(-?[0-9]{{1,19}})|({_FLOAT_LITERAL})[ \t]*:[ \t]*(f64|f32))\)"
     r"[ \t]*:[ \t]*(i1|i8|i16|i32|i64|index|f32|f64)(?![a-zA-Z0-9_$.<])",
     re.ASCII,
 )
@@ -816,7 +819,7 @@ def _nested_numbers(values: str, shape: tuple[int, ...]) -> list[str] | None:
     return _DECIMALS.findall(compact)
 
 
-@functools.cache
+@functools.lru_cache(maxsize=256)
 def _list_skeleton(shape: tuple[int, ...]) -> str:
     """Nested lists shaped `shape` written without blanks, `n` for each number."""
     length, *inner_shape = shape
@@ -1195,12 +1198,7 @@ class FastParser(Parser):
         """The region at the current token (its op's dialect the default one),
         ending with an `scf.yield` if its last block has no terminator, as
         xDSL's `IfOp.parse_region_with_yield` reads it."""
-        stack = self._parser_state.dialect_stack
-        stack.append(op_type.dialect_name())
-        try:
-            region = self.parse_region()
-        finally:
-            stack.pop()
+        region = self._region_of(op_type, None)
         if (block := region.blocks.last) is None:
             region.add_block(block := Block())
         last = block.last_op
@@ -1218,11 +1216,7 @@ class FastParser(Parser):
         if match is None or (op_type := self.ctx.get_optional_op(match["name"])) is None:
             return None
         inputs = self._known_types(match.span("inputs"))
-        outputs = (
-            [self._known_type(match["result"])]
-            if match["result"]
-            else self._known_types(match.span("results"))
-        )
+        outputs = self._results_of(match)
         names = list(_SSA_NAMES.finditer(self._text, *match.span("operands")))
         properties = self._plain_dictionary(match["properties"])
         attributes = self._plain_dictionary(match["attributes"])
@@ -1252,6 +1246,13 @@ class FastParser(Parser):
         each that `_known_type` does not know)."""
         return [self._known_type(t[0]) for t in _COMPACT_TYPE.finditer(self._text, *span)]
 
+    def _results_of(self, match: re.Match[str]) -> list[TypeAttribute | None]:
+        """The result types of a plain signature `match` read: its `result`
+        group (one type) or its `results` group (a list in parentheses)."""
+        if match["result"]:
+            return [self._known_type(match["result"])]
+        return self._known_types(match.span("results"))
+
     def _plain_dictionary(self, text: str | None) -> dict[str, Attribute] | None:
         """The entries of the plain dictionary `text` (none if absent; None if
         `_plain_attr_entries` cannot read it)."""
@@ -1269,8 +1270,10 @@ class FastParser(Parser):
         if (match := _PLAIN_FUNC_HEADER.match(self._text, self.pos)) is None:
             return self._parse_plain_func_declaration(op_type)
         arguments = self._known_arguments(match.span("arguments"))
-        header = self._func_header(match, None if arguments is None else [t for _, t in arguments])
-        if arguments is None or header is None:
+        if (
+            arguments is None
+            or (header := self._func_header(match, [t for _, t in arguments])) is None
+        ):
             return None
         entry = [Parser.Argument(name, t) for name, t in arguments]
         return self._function_with_body(op_type, match.end(), entry, *header)
@@ -1281,14 +1284,11 @@ class FastParser(Parser):
         match = _PLAIN_FUNC_DECLARATION.match(self._text, self.pos)
         if match is None:
             return None
-        inputs = [
-            self._known_type(t[0])
-            for t in _COMPACT_TYPE.finditer(self._text, *match.span("inputs"))
-        ]
-        header = (
-            None if None in inputs else self._func_header(match, cast(list[TypeAttribute], inputs))
-        )
-        if header is None:
+        inputs = self._known_types(match.span("inputs"))
+        if (
+            None in inputs
+            or (header := self._func_header(match, cast(list[TypeAttribute], inputs))) is None
+        ):
             return None
         self._resume_from(match.end())
         op = build_operation(op_type, [], [], *header)
@@ -1296,18 +1296,14 @@ class FastParser(Parser):
         return op
 
     def _func_header(
-        self, match: re.Match[str], inputs: list[TypeAttribute] | None
+        self, match: re.Match[str], inputs: list[TypeAttribute]
     ) -> tuple[dict[str, Attribute], dict[str, Attribute]] | None:
-        """The properties and attributes of the function whose plain header
-        `match` read, taking `inputs` (None: a type `_known_type` does not
-        know, or a property name among the attributes, which xDSL rejects)."""
-        results = _COMPACT_TYPE.finditer(self._text, *match.span("results"))
-        result_texts = [match["result"]] if match["result"] else [t[0] for t in results]
-        outputs = [self._known_type(text) for text in result_texts]
-        attributes: dict[str, Attribute] | None = {}
-        if match["attributes"] is not None:
-            attributes = _plain_attr_entries(match["attributes"], self._attribute_texts)
-        if inputs is None or None in outputs or attributes is None:
+        """The properties and attributes of the function of `inputs` whose plain
+        header `match` read (None: a result type `_known_type` does not know,
+        or a property name among the attributes, which xDSL rejects)."""
+        outputs = self._results_of(match)
+        attributes = self._plain_dictionary(match["attributes"])
+        if None in outputs or attributes is None:
             return None
         if not _FUNC_PROPERTY_NAMES.isdisjoint(attributes):
             return None
@@ -1387,9 +1383,12 @@ class FastParser(Parser):
             op.location = location
         return op
 
-    def _region_of(self, op_type: type[Operation], arguments: list[Parser.Argument]) -> Region:
-        """The region at the current token, read as an op's `parse` reads it:
-        the op's dialect the default one (its body may say `return`, `yield`)."""
+    def _region_of(
+        self, op_type: type[Operation], arguments: list[Parser.Argument] | None
+    ) -> Region:
+        """The region at the current token (its entry block's `arguments`, if
+        given), read as an op's `parse` reads it: the op's dialect the default
+        one (its body may say `return`, `yield`)."""
         stack = self._parser_state.dialect_stack
         stack.append(op_type.dialect_name())
         try:
@@ -1428,7 +1427,7 @@ class FastParser(Parser):
             return None
         after = _BLANK.match(self._text, match.end()).end()  # pyright: ignore[reportOptionalMemberAccess]
         names = list(_SSA_NAMES.finditer(self._text, *match.span(1)))
-        types = [self._known_type(t[0]) for t in _COMPACT_TYPE.finditer(self._text, *match.span(2))]
+        types = self._known_types(match.span(2))
         if len(types) != len(names) or None in types or self._text.startswith(followers, after):
             return None
         values = [self._plain_operand(name.span(), cast(Attribute, t))
