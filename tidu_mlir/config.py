@@ -26,7 +26,11 @@ the default):
   use: a large function is cut into modules that LLVM optimizes and compiles
   in threads while the next is lowered (`tidu_mlir.lowering.llvm_threads`);
   0 means the CPUs the process may run on, 1 compiles in the calling thread
-  only. Small functions are compiled whole.
+  only. Small functions are compiled whole;
+* `llvm_text` (`TIDU_LLVM_TEXT`, True): the JIT writes LLVM IR straight
+  from the loop-level IR (`tidu_mlir.lowering.llvm_text`); off, it lowers
+  through the `llvm` dialect as `tidu-opt -p lower-to-llvm` does (the
+  same numbers, several times slower on large programs). A flag.
 
 Every cache drops its least recently used entry beyond its bound, and
 `update` shrinks them at once. Evicting drops the cache's reference only: a
@@ -71,6 +75,7 @@ SETTINGS: dict[str, Setting] = {
     "eager_cache_size": Setting("TIDU_EAGER_CACHE_SIZE", 256),
     "log_compiles": Setting("TIDU_LOG_COMPILES", False),
     "compile_threads": Setting("TIDU_COMPILE_THREADS", 0),
+    "llvm_text": Setting("TIDU_LLVM_TEXT", True),
 }
 
 _values: dict[str, int] = {}

@@ -188,7 +188,7 @@ def test_log_compiles_prints_a_line_per_compilation_only_when_on(
     assert _compiles() == before + 1, "a fresh shape compiles"
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("tidu: compile @"), lines
-    assert " lower-to-llvm " in lines[0] or "disk-load" in lines[0]
+    assert " llvm-text " in lines[0] or "disk-load" in lines[0]
     assert re.search(r"total \d+\.\d{3} s", lines[0])
     td.config.update("log_compiles", False)
     before = _compiles()

@@ -363,7 +363,7 @@ def test_log_compiles_format(cache_dir: Path, monkeypatch, capsys) -> None:
     assert len(lines) == 2
     miss = rf"^tidu: compile @logged: ({STAGE}, )+total \d+\.\d{{3}} s \(disk cache miss\)$"
     assert re.match(miss, lines[0]), lines[0]
-    for stage in ("key", "lower-to-loops", "lower-to-llvm", "llvm-opt", "codegen", "disk-store"):
+    for stage in ("key", "lower-to-loops", "llvm-text", "llvm-opt", "codegen", "disk-store"):
         assert f" {stage} " in lines[0]
     hit = rf"^tidu: compile @logged: ({STAGE}, )+total \d+\.\d{{3}} s \(disk cache hit\)$"
     assert re.match(hit, lines[1]) and "disk-load" in lines[1] and "codegen" not in lines[1]

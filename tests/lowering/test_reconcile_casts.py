@@ -49,6 +49,7 @@ def test_the_same_module_as_xdsls_pass(name: str, monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setattr("tidu_mlir.lowering.jit.lower_to_llvm_dialect", capture)
     monkeypatch.setenv("TIDU_CACHE_DIR", "")
+    monkeypatch.setenv("TIDU_LLVM_TEXT", "0")  # the JIT lowers through the llvm dialect
     fn = _programs()[name]
     td.jit(td.grad(fn))(np.linspace(-1.0, 1.0, 6))
     assert captured, "nothing compiled"

@@ -106,27 +106,38 @@ class ProgramGuards:
         return ProgramGuards(frozenset(entries), tuple(failures))
 
 
-def add_allocation_guards(module: ir.Module, program: ProgramGuards | None = None) -> None:
+def add_allocation_guards(
+    module: ir.Module,
+    program: ProgramGuards | None = None,
+    defined_elsewhere: frozenset[str] = frozenset(),
+) -> set[str]:
     """Define `tidu_malloc`, the checks' failure functions, their message table
     and a guard per external function, if `module` calls `tidu_malloc` or a
     failure function (they are declared then). For a module of a program
     compiled in parts (`program`), the guards are those of the program's entry
     points, the failure codes the program's, and only the first module
-    defines the key and the table (the others declare the key)."""
+    defines the key and the table (the others declare the key). Functions
+    declared here but in `defined_elsewhere` are definitions of the same
+    module written apart (`llvm_text`). The names of the guarded entries
+    (which must not be inlined into their guard: one copy of the body)."""
     checked = module.globals.get(CHECKED_MALLOC)
     regrow = module.globals.get(CHECKED_REALLOC)
     failures = sorted(
         (fn for fn in module.functions if fn.name.startswith(CHECK_FAILED_PREFIX)),
         key=lambda fn: fn.name,
     )
+
+    def defined(fn: ir.Function) -> bool:
+        return not fn.is_declaration or fn.name in defined_elsewhere
+
     if program is None:
         if not isinstance(checked, ir.Function) and not failures:
-            return
+            return set()
         program = ProgramGuards(
             frozenset(
                 fn.name
                 for fn in module.functions
-                if not fn.is_declaration and fn.linkage not in ("internal", "private")
+                if defined(fn) and fn.linkage not in ("internal", "private")
             ),
             tuple(fn.name for fn in failures),
         )
@@ -138,9 +149,11 @@ def add_allocation_guards(module: ir.Module, program: ProgramGuards | None = Non
     if isinstance(regrow, ir.Function):
         _define_checked_realloc(module, regrow, key)
     _define_check_failures(module, failures, program, key)
-    for entry in [fn for fn in module.functions if fn.name in program.entries and fn.blocks]:
-        entry.attributes.add("noinline")  # one copy of the body, called by its guard
+    entries = [fn for fn in module.functions if fn.name in program.entries and defined(fn)]
+    for entry in entries:
+        entry.attributes.add("noinline")
         _define_guard(module, entry, key)
+    return {entry.name for entry in entries}
 
 
 def _declare(module: ir.Module, name: str, ret: ir.Type, *args: ir.Type) -> ir.Function:

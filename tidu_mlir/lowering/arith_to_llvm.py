@@ -34,21 +34,21 @@ from tidu_mlir.lowering.common import (
 )
 from tidu_mlir.lowering.llvm_ops import constant, float_binary, integer_binary
 
-_FLOAT_BINARY: dict[type[Operation], type[llvm.AbstractFloatArithOp]] = {
+FLOAT_BINARY: dict[type[Operation], type[llvm.AbstractFloatArithOp]] = {
     arith.AddfOp: llvm.FAddOp,
     arith.SubfOp: llvm.FSubOp,
     arith.MulfOp: llvm.FMulOp,
     arith.DivfOp: llvm.FDivOp,
 }
 
-_INT_BINARY_OVERFLOW: dict[type[Operation], type[llvm.ArithmeticBinOpOverflow]] = {
+INT_BINARY_OVERFLOW: dict[type[Operation], type[llvm.ArithmeticBinOpOverflow]] = {
     arith.AddiOp: llvm.AddOp,
     arith.SubiOp: llvm.SubOp,
     arith.MuliOp: llvm.MulOp,
     arith.ShLIOp: llvm.ShlOp,
 }
 
-_INT_BINARY: dict[type[Operation], type[Operation]] = {
+INT_BINARY: dict[type[Operation], type[Operation]] = {
     arith.DivSIOp: llvm.SDivOp,
     arith.DivUIOp: llvm.UDivOp,
     arith.RemSIOp: llvm.SRemOp,
@@ -60,7 +60,7 @@ _INT_BINARY: dict[type[Operation], type[Operation]] = {
     arith.ShRUIOp: llvm.LShrOp,
 }
 
-_BINARY_INTRINSIC: dict[type[Operation], str] = {
+BINARY_INTRINSIC: dict[type[Operation], str] = {
     arith.MinimumfOp: "llvm.minimum",
     arith.MaximumfOp: "llvm.maximum",
     arith.MinnumfOp: "llvm.minnum",
@@ -71,7 +71,7 @@ _BINARY_INTRINSIC: dict[type[Operation], str] = {
     arith.MaxUIOp: "llvm.umax",
 }
 
-_CAST: dict[type[Operation], type[Operation]] = {
+CAST: dict[type[Operation], type[Operation]] = {
     arith.SIToFPOp: llvm.SIToFPOp,
     arith.ExtFOp: llvm.FPExtOp,
     arith.TruncFOp: llvm.FPTruncOp,
@@ -83,7 +83,7 @@ _CAST: dict[type[Operation], type[Operation]] = {
 
 # Saturating conversions: equal to fptosi/fptoui wherever those are defined
 # (their out-of-range results are poison), and expressible as intrinsics.
-_FLOAT_TO_INT_INTRINSIC: dict[type[Operation], str] = {
+FLOAT_TO_INT_INTRINSIC: dict[type[Operation], str] = {
     arith.FPToSIOp: "llvm.fptosi.sat",
     arith.FPToUIOp: "llvm.fptoui.sat",
 }
@@ -110,7 +110,7 @@ class ConvertFloatBinary(RewritePattern):
     """addf/subf/mulf/divf -> llvm.fadd/fsub/fmul/fdiv, keeping fastmath flags."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        if (new_type := _FLOAT_BINARY.get(type(op))) is None:
+        if (new_type := FLOAT_BINARY.get(type(op))) is None:
             return
         lhs, rhs = legal_operands(op, rewriter)
         rewriter.replace(op, float_binary(new_type, lhs, rhs, _fastmath(op)))
@@ -120,13 +120,13 @@ class ConvertIntBinary(RewritePattern):
     """Integer arithmetic, keeping nsw/nuw flags; index operands become i64."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        if (overflow_type := _INT_BINARY_OVERFLOW.get(type(op))) is not None:
+        if (overflow_type := INT_BINARY_OVERFLOW.get(type(op))) is not None:
             lhs, rhs = legal_operands(op, rewriter)
             flags = op.properties["overflowFlags"]
             assert isinstance(flags, arith.IntegerOverflowAttr)
             new_op = integer_binary(overflow_type, lhs, rhs, _llvm_overflow(flags))
             replace_with_legal(op, [new_op], rewriter)
-        elif (plain_type := _INT_BINARY.get(type(op))) is not None:
+        elif (plain_type := INT_BINARY.get(type(op))) is not None:
             lhs, rhs = legal_operands(op, rewriter)
             replace_with_legal(
                 op, [plain_type.create(operands=[lhs, rhs], result_types=[lhs.type])], rewriter
@@ -137,7 +137,7 @@ class ConvertBinaryIntrinsic(RewritePattern):
     """min/max ops -> `llvm.call_intrinsic` of the mangled LLVM intrinsic."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        if (name := _BINARY_INTRINSIC.get(type(op))) is None:
+        if (name := BINARY_INTRINSIC.get(type(op))) is None:
             return
         lhs, rhs = legal_operands(op, rewriter)
         call = llvm.CallIntrinsicOp(f"{name}.{intrinsic_suffix(lhs.type)}", [lhs, rhs], [lhs.type])
@@ -148,11 +148,11 @@ class ConvertCast(RewritePattern):
     """Casts with a direct `llvm` counterpart, and fptosi/fptoui as saturating intrinsics."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        if (cast_type := _CAST.get(type(op))) is not None:
+        if (cast_type := CAST.get(type(op))) is not None:
             (value,) = legal_operands(op, rewriter)
             new_op = cast_type.create(operands=[value], result_types=[op.results[0].type])
             rewriter.replace(op, new_op)
-        elif (name := _FLOAT_TO_INT_INTRINSIC.get(type(op))) is not None:
+        elif (name := FLOAT_TO_INT_INTRINSIC.get(type(op))) is not None:
             (value,) = legal_operands(op, rewriter)
             res_type = op.results[0].type
             full_name = f"{name}.{intrinsic_suffix(res_type)}.{intrinsic_suffix(value.type)}"
@@ -242,10 +242,10 @@ _BINARY_INTRINSIC_PATTERN = ConvertBinaryIntrinsic()
 _CAST_PATTERN = ConvertCast()
 
 ARITH_TO_LLVM_PATTERNS: dict[type[Operation], RewritePattern] = {
-    **dict.fromkeys(_FLOAT_BINARY, _FLOAT_BINARY_PATTERN),
-    **dict.fromkeys((*_INT_BINARY_OVERFLOW, *_INT_BINARY), _INT_BINARY_PATTERN),
-    **dict.fromkeys(_BINARY_INTRINSIC, _BINARY_INTRINSIC_PATTERN),
-    **dict.fromkeys((*_CAST, *_FLOAT_TO_INT_INTRINSIC), _CAST_PATTERN),
+    **dict.fromkeys(FLOAT_BINARY, _FLOAT_BINARY_PATTERN),
+    **dict.fromkeys((*INT_BINARY_OVERFLOW, *INT_BINARY), _INT_BINARY_PATTERN),
+    **dict.fromkeys(BINARY_INTRINSIC, _BINARY_INTRINSIC_PATTERN),
+    **dict.fromkeys((*CAST, *FLOAT_TO_INT_INTRINSIC), _CAST_PATTERN),
     arith.IndexCastOp: ConvertIndexCast(),
     arith.NegfOp: ConvertNegf(),
     arith.ConstantOp: ConvertConstant(),

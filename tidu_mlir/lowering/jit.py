@@ -53,6 +53,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 from xdsl.parser import Parser
 
+from tidu_mlir import config
 from tidu_mlir.config import LRUCache
 from tidu_mlir.dialects.prim.check import check_failure
 from tidu_mlir.lowering.allocation_guard import (
@@ -70,6 +71,7 @@ from tidu_mlir.lowering.backend import (
     optimize_with_text,
     translate_to_llvm_ir,
 )
+from tidu_mlir.lowering.llvm_text import NotWritten, llvm_ir_text
 from tidu_mlir.lowering.llvm_threads import PipelinedCompilation, compile_threads, object_code
 from tidu_mlir.lowering.partition import MAX_MODULES, split_module
 from tidu_mlir.lowering.pipeline import lower_to_llvm_dialect
@@ -461,10 +463,8 @@ class CompiledModule:
         program = ProgramGuards.of(lowered)  # (before `split_module` makes some functions public)
         parts = split_module(lowered, MAX_MODULES) if threads > 1 else [lowered]
         if len(parts) == 1:
-            lower_to_llvm_dialect(lowered)
-            clock = _lap(timings, "lower-to-llvm", clock)
-            text = translate_to_llvm_ir(lowered)
-            clock = _lap(timings, "translate", clock)
+            text = _llvm_ir(lowered, None, timings)
+            clock = time.perf_counter()
             optimized, self.llvm_ir = optimize_with_text(text)
             clock = _lap(timings, "llvm-opt", clock)
             with LLVM_LOCK:
@@ -561,12 +561,30 @@ def llvm_ir_of_parts(
     (the first one defines the program's guard globals); the time of each
     step is added to `timings` (`lower-to-llvm`, `translate`)."""
     for index, part in enumerate(parts):
-        clock = time.perf_counter()
-        lower_to_llvm_dialect(part)
-        clock = _lap(timings, "lower-to-llvm", clock)
-        text = translate_to_llvm_ir(part, dataclasses.replace(program, defines_globals=index == 0))
-        _lap(timings, "translate", clock)
-        yield text
+        yield _llvm_ir(part, dataclasses.replace(program, defines_globals=index == 0), timings)
+
+
+def _llvm_ir(
+    module: ModuleOp, program: ProgramGuards | None, timings: dict[str, float] | None
+) -> str:
+    """LLVM IR of a loop-level `module`, written directly (`llvm_text`, stage
+    `llvm-text`) unless `td.config.llvm_text` is off or the writer does not
+    know one of its ops; else lowered to the `llvm` dialect and translated
+    (stages `lower-to-llvm`, `translate`)."""
+    clock = time.perf_counter()
+    if config.get("llvm_text"):
+        try:
+            text = llvm_ir_text(module, program)
+        except NotWritten:
+            clock = _lap(timings, "llvm-text", clock)
+        else:
+            _lap(timings, "llvm-text", clock)
+            return text
+    lower_to_llvm_dialect(module)
+    clock = _lap(timings, "lower-to-llvm", clock)
+    text = translate_to_llvm_ir(module, program)
+    _lap(timings, "translate", clock)
+    return text
 
 
 def _lap(timings: dict[str, float] | None, stage: str, start: float) -> float:

@@ -29,7 +29,7 @@ from tidu_mlir.lowering.common import (
     rewrite_by_type,
 )
 
-_INTRINSIC: dict[type[Operation], str] = {
+INTRINSIC: dict[type[Operation], str] = {
     math.ExpOp: "llvm.exp",
     math.Exp2Op: "llvm.exp2",
     math.LogOp: "llvm.log",
@@ -56,7 +56,7 @@ _INTRINSIC: dict[type[Operation], str] = {
     math.Atan2Op: "llvm.atan2",
 }
 
-_LIBM: dict[type[Operation], str] = {
+LIBM: dict[type[Operation], str] = {
     math.ExpM1Op: "expm1",
     math.Log1pOp: "log1p",
     math.CbrtOp: "cbrt",
@@ -68,7 +68,7 @@ class ConvertIntrinsic(RewritePattern):
     """A math op with an LLVM intrinsic -> `llvm.call_intrinsic` of its mangled name."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        if (name := _INTRINSIC.get(type(op))) is None:
+        if (name := INTRINSIC.get(type(op))) is None:
             return
         operands = legal_operands(op, rewriter)
         typ = op.results[0].type
@@ -117,7 +117,7 @@ class ConvertLibmCall(RewritePattern):
     )
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        if (base := _LIBM.get(type(op))) is None:
+        if (base := LIBM.get(type(op))) is None:
             return
         typ = op.results[0].type
         if isinstance(typ, VectorType):
@@ -136,8 +136,8 @@ class ConvertMathToLLVMPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         libm = ConvertLibmCall()
         patterns: dict[type[Operation], RewritePattern] = {
-            **dict.fromkeys(_INTRINSIC, ConvertIntrinsic()),
-            **dict.fromkeys(_LIBM, libm),
+            **dict.fromkeys(INTRINSIC, ConvertIntrinsic()),
+            **dict.fromkeys(LIBM, libm),
             math.FmaOp: ConvertFma(),
             math.RsqrtOp: ConvertRsqrt(),
             math.FPowIOp: ConvertFPowI(),

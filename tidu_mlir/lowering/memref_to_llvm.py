@@ -54,7 +54,7 @@ from tidu_mlir.lowering.llvm_ops import (
 _NSW = llvm.OverflowAttr([llvm.OverflowFlag.NO_SIGNED_WRAP])
 
 
-def _static_layout(typ: Attribute) -> tuple[MemRefType, Sequence[int], int]:
+def static_layout(typ: Attribute) -> tuple[MemRefType, Sequence[int], int]:
     """`typ` as a memref with its static strides and offset, or a diagnostic."""
     if not isinstance(typ, MemRefType):
         raise DiagnosticException(f"expected a memref, got {typ}")
@@ -104,7 +104,7 @@ def _element_pointer(
     ref: SSAValue, indices: Sequence[SSAValue], rewriter: PatternRewriter, ops: list[Operation]
 ) -> SSAValue:
     """Pointer to element `indices` of the memref `ref`, built from ops added to `ops`."""
-    typ, strides, offset = _static_layout(ref.type)
+    typ, strides, offset = static_layout(ref.type)
     base = to_legal(ref, rewriter)
     linear = _linear_index([to_legal(i, rewriter) for i in indices], strides, offset, ops)
     if linear is None:
@@ -130,9 +130,9 @@ class ConvertStore(RewritePattern):
         rewriter.replace(op, [*ops, store(op.value, pointer)], [])
 
 
-def _buffer_elements(typ: MemRefType) -> int:
+def buffer_elements(typ: MemRefType) -> int:
     """Elements spanned by a buffer of static layout `typ` (its allocation size)."""
-    _, strides, offset = _static_layout(typ)
+    _, strides, offset = static_layout(typ)
     shape = typ.get_shape()
     if DYNAMIC_INDEX in shape:
         raise DiagnosticException(f"buffers of dynamic size are not lowered: {typ}")
@@ -150,7 +150,7 @@ class ConvertAlloca(RewritePattern):
     def match_and_rewrite(self, op: memref.AllocaOp, rewriter: PatternRewriter, /) -> None:
         typ = op.memref.type
         ops: list[Operation] = []
-        size = _constant(_buffer_elements(typ), ops)
+        size = _constant(buffer_elements(typ), ops)
         alignment = op.alignment.value.data if op.alignment is not None else 16
         alloca = llvm.AllocaOp(size, typ.element_type, alignment)
         replace_with_legal(op, [*ops, alloca, llvm.BitcastOp(alloca.res, POINTER)], rewriter)
@@ -169,7 +169,7 @@ class ConvertHeapOps(RewritePattern):
         if isinstance(op, memref.AllocOp):
             typ = op.memref.type
             ops: list[Operation] = []
-            size = _constant(_buffer_elements(typ) * byte_size(typ.element_type), ops)
+            size = _constant(buffer_elements(typ) * byte_size(typ.element_type), ops)
             self.declarations[CHECKED_MALLOC] = llvm.LLVMFunctionType([i64], POINTER)
             call = llvm.CallOp(CHECKED_MALLOC, size, return_type=POINTER)
             replace_with_legal(op, [*ops, call], rewriter)
@@ -188,14 +188,14 @@ class ConvertCopy(RewritePattern):
             raise DiagnosticException(f"memref.copy between different types {source}, {target}")
         assert isinstance(source, MemRefType)
         ops: list[Operation] = []
-        nbytes = _constant(_buffer_elements(source) * byte_size(source.element_type), ops)
+        nbytes = _constant(buffer_elements(source) * byte_size(source.element_type), ops)
         volatile = llvm.ConstantOp(IntegerAttr(0, IntegerType(1)), IntegerType(1))
         args = [to_legal(op.destination, rewriter), to_legal(op.source, rewriter), nbytes]
         call = llvm.CallIntrinsicOp("llvm.memcpy.p0.p0.i64", [*args, volatile.result], [])
         rewriter.replace(op, [*ops, volatile, call], [])
 
 
-_VIEWS = (
+VIEWS = (
     memref.CastOp,
     memref.SubviewOp,
     memref.ReinterpretCastOp,
@@ -208,9 +208,9 @@ class ConvertView(RewritePattern):
     """View ops keep the base pointer; the result type holds the static layout."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        if not isinstance(op, _VIEWS):
+        if not isinstance(op, VIEWS):
             return
-        _static_layout(op.results[0].type)
+        static_layout(op.results[0].type)
         if len(op.operands) != 1:
             raise DiagnosticException(f"{op.name} with dynamic operands is not lowered")
         replace_with_legal(op, [], rewriter, [to_legal(op.operands[0], rewriter)])
@@ -222,7 +222,7 @@ class ConvertByteView(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.ViewOp, rewriter: PatternRewriter, /) -> None:
-        _static_layout(op.result.type)
+        static_layout(op.result.type)
         if op.sizes:
             raise DiagnosticException("memref.view with dynamic sizes is not lowered")
         base = to_legal(op.source, rewriter)
@@ -280,7 +280,7 @@ class ConvertMemrefToLLVMPass(ModulePass):
             memref.AllocOp: heap,
             memref.DeallocOp: heap,
             memref.CopyOp: ConvertCopy(),
-            **dict.fromkeys(_VIEWS, ConvertView()),
+            **dict.fromkeys(VIEWS, ConvertView()),
             memref.ViewOp: ConvertByteView(),
             memref.GetGlobalOp: ConvertGetGlobal(),
             memref.GlobalOp: ConvertGlobal(),

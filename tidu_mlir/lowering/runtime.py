@@ -25,8 +25,10 @@ skipping lowering, optimization and codegen. A miss compiles and stores it.
 
 `td.config.update("log_compiles", True)` (or `TIDU_LOG_COMPILES=1`) prints one
 line per compilation to stderr with the time of each stage (`key`: printing and
-hashing the function, `disk-key`, `lower-to-loops`, `lower-to-llvm`, `translate`,
-`llvm-opt`, `codegen`, `disk-load`/`disk-store`).
+hashing the function, `disk-key`, `lower-to-loops`, `llvm-text` (LLVM IR
+written from the loop-level IR, `llvm_text`), or `lower-to-llvm` and
+`translate` when it is lowered through the `llvm` dialect, `llvm-opt`,
+`codegen`, `disk-load`/`disk-store`).
 `COUNTS` counts lowerings and disk hits in this process.
 """
 
@@ -202,6 +204,7 @@ def lowering_options() -> dict[str, Any]:
     """The settings besides the function's text that change its object code (read
     at each compilation: tests change thresholds), part of the disk cache key."""
     return {
+        "llvm-text": bool(config.get("llvm_text")),
         "opt-level": backend.OPT_LEVEL,
         "unroll-threshold": backend.UNROLL_THRESHOLD,
         "vectorizer-min-trip-count": backend.VECTORIZER_MIN_TRIP_COUNT,
