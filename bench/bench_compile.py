@@ -15,7 +15,8 @@ Every measurement runs in a fresh subprocess (cold in-process caches):
 * cold: an empty `TIDU_CACHE_DIR`; the first call of `td.grad(f)` (trace, AD,
   lowering, LLVM) and its stages read from `TIDU_LOG_COMPILES=1` lines (summed
   over the functions compiled: lower-to-loops, llvm-text (or lower-to-llvm
-  and translate with TIDU_LLVM_TEXT=0), llvm-opt, codegen, ...); "other" is first call minus compile (trace + AD).
+  and translate with TIDU_LLVM_TEXT=0), llvm-opt, codegen, ...); "other" is
+  first call minus compile (trace + AD).
   A large program is compiled in modules (`tidu_mlir.lowering.partition`):
   then llvm-opt and codegen are thread times beside the lowering, and
   llvm-wait what LLVM added to the wall time after it;

@@ -332,7 +332,10 @@ def test_other_key_components_miss(cache_dir: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(parallel, "PARALLEL_MIN_WORK", parallel.PARALLEL_MIN_WORK + 1)
     compile_again(f)  # another lowering option
     assert runtime.COUNTS["lowerings"] == lowerings + 3
-    assert len(entries(cache_dir)) == 4
+    monkeypatch.setenv("TIDU_LLVM_TEXT", "0")
+    compile_again(f)  # through the llvm dialect: other object code
+    assert runtime.COUNTS["lowerings"] == lowerings + 4
+    assert len(entries(cache_dir)) == 5
 
 
 def test_key_covers_the_toolchain(monkeypatch: pytest.MonkeyPatch) -> None:
