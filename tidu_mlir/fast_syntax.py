@@ -108,6 +108,7 @@ from xdsl.dialects.builtin import (
     SymbolRefAttr,
     TensorType,
     UnitAttr,
+    i32,
     i64,
 )
 from xdsl.ir import (
@@ -406,6 +407,26 @@ _FUNC_PROPERTY_NAMES = frozenset({"sym_name", "function_type", "sym_visibility"}
 
 _LLVM_TYPE = rf"(?:!llvm\.ptr(?![a-zA-Z0-9_$.<])|{_COMPACT_TYPE.pattern})"
 """An opaque pointer or a compact builtin type."""
+
+_GEP_INDEX = rf"(?:-?[0-9]+|{_SSA_NAME})"
+
+_PLAIN_LLVM_GEP = re.compile(
+    rf"[ \t]+(inbounds[ \t]+)?({_SSA_NAME})[ \t]*"
+    rf"\[[ \t]*({_GEP_INDEX}(?:[ \t]*,[ \t]*{_GEP_INDEX})*)[ \t]*\][ \t]*:[ \t]*"
+    rf"\([ \t]*!llvm\.ptr((?:[ \t]*,[ \t]*{_COMPACT_TYPE.pattern})*)[ \t]*\)[ \t]*"
+    rf"->[ \t]*!llvm\.ptr[ \t]*,[ \t]*({_COMPACT_TYPE.pattern})",
+    re.ASCII,
+)
+"""` inbounds %p[0, %i] : (!llvm.ptr, i64) -> !llvm.ptr, f64`: the rest of an
+`llvm.getelementptr` (inbounds or not, its pointer, its indices, the types of
+its index operands and its element type) without an attribute dictionary."""
+
+_GEP_OPERAND = -(2**31)
+"""What `rawConstantIndices` holds for an index operand (xDSL's
+`llvm.GEP_USE_SSA_VAL`; the llvm dialect is not imported for it)."""
+
+_GEP_CONSTANT_RANGE = range(_GEP_OPERAND + 1, 2**31)
+"""The constant indices read plainly: the other i32 values."""
 
 _UNIT_NAMES = r"[a-zA-Z_][a-zA-Z0-9_$.]*(?:[ \t]*,[ \t]*[a-zA-Z_][a-zA-Z0-9_$.]*)*"
 """`a.b, c`: names of unit attributes."""
@@ -765,6 +786,16 @@ def _i64_array(values: tuple[int, ...]) -> DenseArrayBase:
         data = unverified_data(BytesAttr, struct.pack(f"<{len(values)}q", *values))
         return unverified_attribute(DenseArrayBase, i64, data)
     return DenseArrayBase.from_list(i64, values)
+
+
+@functools.lru_cache(maxsize=4096)
+def _i32_array(values: tuple[int, ...]) -> DenseArrayBase:
+    """`array<i32: ...>` of `values` (i32 values), made once per distinct list."""
+    return DenseArrayBase.from_list(i32, values)
+
+
+_NO_WRAP = IntegerAttr(0, 32)
+"""The `noWrapFlags` of a getelementptr read plainly (xDSL's default)."""
 
 
 def _plain_tensor_type(text: str) -> TensorType | None:
@@ -1162,6 +1193,8 @@ class FastParser(Parser):
             return self._parse_plain_if(head.end())
         if op_type.name == "llvm.mlir.constant":
             return self._parse_plain_llvm_constant(op_type, head)
+        if op_type.name == "llvm.getelementptr":
+            return self._parse_plain_gep(op_type, head)
         return None
 
     def _parse_plain_if(self, header: int) -> Operation | None:
@@ -1462,6 +1495,44 @@ class FastParser(Parser):
             return None
         self._resume_from(match.end())
         return build_operation(op_type, [], [_ELEMENT_TYPES[match[4]]], {"value": value}, {})
+
+    def _parse_plain_gep(self, op_type: type[Operation], head: re.Match[str]) -> Operation | None:
+        """The `llvm.getelementptr` `head` starts, if plain (`_PLAIN_LLVM_GEP`:
+        i32 constants, index operands of known types, one per type, a compact
+        element type), as xDSL reads it (None, nothing consumed, otherwise)."""
+        match = _PLAIN_LLVM_GEP.match(self._text, head.end())
+        if match is None:
+            return None
+        index_types = self._known_types(match.span(4)) if match[4] else []
+        element_type = self._known_type(match[5])
+        indices = [text.strip() for text in match[3].split(",")]
+        operands = [text for text in indices if text.startswith("%")]
+        constants = [int(text) for text in indices if not text.startswith("%")]
+        if (
+            element_type is None
+            or None in index_types
+            or len(index_types) != len(operands)
+            or any(value not in _GEP_CONSTANT_RANGE for value in constants)
+        ):
+            return None
+        raw = tuple(_GEP_OPERAND if text.startswith("%") else int(text) for text in indices)
+        properties = {
+            "rawConstantIndices": _i32_array(raw),
+            "elem_type": element_type,
+            "noWrapFlags": _NO_WRAP,
+        }
+        if match[1]:
+            properties["inbounds"] = UnitAttr()
+        pointer = _llvm_defaults().pointer
+        start = match.start(3)
+        names = [m.span() for m in _SSA_NAMES.finditer(self._text, start, match.end(3))]
+        values = [self._plain_operand(match.span(2), pointer)]
+        values += [
+            self._plain_operand(name, cast(Attribute, t))
+            for name, t in zip(names, index_types, strict=True)
+        ]
+        self._resume_from(match.end())
+        return build_operation(op_type, values, [pointer], properties, {})
 
     def _parse_plain_arrow(self, op_type: type[Operation], head: re.Match[str]) -> Operation | None:
         """The `PlainArrowOp` `head` starts (`%name = dialect.op`), if `%x : T -> U`

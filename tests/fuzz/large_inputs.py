@@ -420,6 +420,20 @@ def error_after_llvm_constants() -> LargeInput:
     )
 
 
+def error_after_getelementptrs() -> LargeInput:
+    """1 MB of `llvm.getelementptr`s of distinct constant indices and of an
+    index operand, as the lowering prints them."""
+    return _error_after_units(
+        "error after getelementptrs",
+        lambda i: (
+            f"  %c{i} = llvm.getelementptr inbounds %p[{i}] : (!llvm.ptr) -> !llvm.ptr, i64\n"
+            f"  %v{i} = llvm.getelementptr %c{i}[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f64"
+        ),
+        "llvm.func @f(%p: !llvm.ptr, %i: i64) {\n",
+        "  llvm.return %nope : i64\n}\n",
+    )
+
+
 LOOP_NEST = """\
 func.func @f{i}(%x: memref<{n}x3xf64>, %out0: memref<{n}x3xf64>) attributes {{tidu.num_outputs = 1 : i64}} {{
   %0 = arith.constant 0 : index
@@ -538,6 +552,6 @@ GENERATORS: list[Callable[[], LargeInput]] = [
     error_after_function_declarations, error_after_fragments,
     error_after_input_keys, error_after_escaped_input_keys, error_after_roles,
     error_after_calls, error_after_llvm_loops, error_after_llvm_constants,
-    error_after_loop_nests, error_after_a_long_line,
+    error_after_getelementptrs, error_after_loop_nests, error_after_a_long_line,
     long_integer, garbage_line,
 ]  # fmt: skip

@@ -1710,6 +1710,59 @@ def test_plain_llvm_constants_are_read_without_their_op_s_parser(
     _assert_read_without(ctx, monkeypatch, llvm.ConstantOp, "parse", text)
 
 
+GETELEMENTPTRS = {
+    "a constant": "inbounds %p[0] : (!llvm.ptr) -> !llvm.ptr, i64",
+    "not inbounds": "%p[7] : (!llvm.ptr) -> !llvm.ptr, f64",
+    "an index operand": "inbounds %p[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f64",
+    "constants and operands": "%p[2, %i, 3, %j] : (!llvm.ptr, i64, i32) -> !llvm.ptr, f64",
+    "a negative constant": "%p[-4] : (!llvm.ptr) -> !llvm.ptr, i8",
+    "the largest i32": "%p[2147483647] : (!llvm.ptr) -> !llvm.ptr, i8",
+    "beyond i32": "%p[2147483648] : (!llvm.ptr) -> !llvm.ptr, i8",
+    "the marker of an operand": "%p[-2147483648] : (!llvm.ptr) -> !llvm.ptr, i8",
+    "an operand of the wrong type": "%p[%x] : (!llvm.ptr, f64) -> !llvm.ptr, f64",
+    "an operand typed other than defined": "%p[%i] : (!llvm.ptr, i32) -> !llvm.ptr, f64",
+    "fewer types than operands": "%p[%i, %j] : (!llvm.ptr, i64) -> !llvm.ptr, f64",
+    "more types than operands": "%p[%i] : (!llvm.ptr, i64, i32) -> !llvm.ptr, f64",
+    "an undefined operand": "%p[%nope] : (!llvm.ptr, i64) -> !llvm.ptr, f64",
+    "an undefined pointer": "%q[0] : (!llvm.ptr) -> !llvm.ptr, f64",
+    "an array element type": "%p[0, 1] : (!llvm.ptr) -> !llvm.ptr, !llvm.array<2 x f64>",
+    "blanks": "inbounds  %p [ 1 , %i ] :( !llvm.ptr , i64 )->!llvm.ptr ,f64",
+    "an attribute dictionary": "%p[1] {t = 1 : i64} : (!llvm.ptr) -> !llvm.ptr, f64",
+    "a pointer element type": "%p[1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr",
+    "a vector element type": "%p[1] : (!llvm.ptr) -> !llvm.ptr, vector<2xf64>",
+    "no indices": "%p[] : (!llvm.ptr) -> !llvm.ptr, f64",
+    "a pointer typed as an integer": "%p[1] : (i64) -> !llvm.ptr, f64",
+}
+"""The rest of `%g = llvm.getelementptr ...`, read in one match
+(`FastParser._parse_plain_gep`) or not, valid or not."""
+
+
+@pytest.mark.parametrize("rest", GETELEMENTPTRS.values(), ids=GETELEMENTPTRS.keys())
+def test_getelementptrs_read_as_xdsl_reads_them(ctx: Context, rest: str) -> None:
+    text = (
+        "llvm.func @f(%p: !llvm.ptr, %i: i64, %j: i32, %x: f64) -> !llvm.ptr {\n"
+        f"  %g = llvm.getelementptr {rest}\n  llvm.return %g : !llvm.ptr\n}}\n"
+    )
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
+def test_plain_getelementptrs_are_read_without_their_op_s_parser(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1,000 `llvm.getelementptr`s of distinct constant indices and 1,000 of an
+    index operand (as the lowering prints them): none goes through xDSL's
+    `GEPOp.parse`."""
+    from xdsl.dialects import llvm
+
+    lines = "".join(
+        f"  %c{i} = llvm.getelementptr inbounds %p[{i}] : (!llvm.ptr) -> !llvm.ptr, i64\n"
+        f"  %v{i} = llvm.getelementptr %c{i}[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f64\n"
+        for i in range(1000)
+    )
+    text = f"llvm.func @f(%p: !llvm.ptr, %i: i64) {{\n{lines}  llvm.return\n}}\n"
+    _assert_read_without(ctx, monkeypatch, llvm.GEPOp, "parse", text)
+
+
 def test_plain_function_headers_are_read_in_one_match(
     ctx: Context, monkeypatch: pytest.MonkeyPatch
 ) -> None:
