@@ -110,6 +110,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "tidu_mlir.array_operators",
         "tidu_mlir.tree_util",
         "tidu_mlir.config",
+        "tidu_mlir.collector",
     ),
     ("tidu_mlir.dialects.cg",),
     ("tidu_mlir.interfaces",),

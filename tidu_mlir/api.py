@@ -40,6 +40,7 @@ from tidu_mlir import ad
 from tidu_mlir import numpy as tnp
 from tidu_mlir.ad.linear_function import linear_fragment_from_graph
 from tidu_mlir.ad.unzip import policy_named
+from tidu_mlir.collector import collection_paused
 from tidu_mlir.config import WeakOwnerCache
 from tidu_mlir.diagnostics import OpError
 from tidu_mlir.dialects.cg import ROLE_ATTR_NAME, InputKey, KeyAttr, LinearOp, key_spec
@@ -163,13 +164,20 @@ def _cached(fn: Callable[..., Any], key: tuple[Any, ...], build: Callable[[], St
     try:
         cached = _STAGES.get(fn, key)
     except TypeError:
-        return build()
+        return _built(build)
     if cached is not None:
         return cast(StageT, cached)
-    stage = build()
+    stage = _built(build)
     if not stage.traced.closures:
         _STAGES.put(fn, key, stage)
     return stage
+
+
+def _built(build: Callable[[], StageT]) -> StageT:
+    """`build()` (tracing and the AD passes) with the garbage collector paused
+    (`collector`: its passes over the growing IR made this superlinear)."""
+    with collection_paused():
+        return build()
 
 
 # --------------------------------------------------------------------------

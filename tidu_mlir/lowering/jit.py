@@ -24,10 +24,8 @@ outputs, calls the native code through ctypes without the GIL, and returns the
 outputs (then the scalar result): one value alone, several as a tuple, or None.
 """
 
-import contextlib
 import ctypes
 import dataclasses
-import gc
 import hashlib
 import threading
 import time
@@ -54,6 +52,7 @@ from xdsl.ir import Attribute
 from xdsl.parser import Parser
 
 from tidu_mlir import config
+from tidu_mlir.collector import collection_paused
 from tidu_mlir.config import LRUCache
 from tidu_mlir.dialects.prim.check import check_failure
 from tidu_mlir.lowering.allocation_guard import (
@@ -378,34 +377,6 @@ class JitFunction:
         sig = self.signature
         names = ", ".join(p.name for p in sig.inputs)
         raise TypeError(f"@{sig.name} takes {len(sig.inputs)} inputs ({names}), got {got}")
-
-
-_gc_pauses = 0
-_gc_lock = threading.Lock()
-
-
-@contextlib.contextmanager
-def collection_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off while compiling (nestable, any thread).
-
-    Lowering builds millions of small objects; each full collection walks all of
-    them, which made lowering and translation grow faster than linearly (a
-    200-step chain: translation 1.5 s with the collector, 0.5 s without). The
-    garbage a compilation leaves is collected once the collector is back on."""
-    global _gc_pauses
-    with _gc_lock:
-        ours = _gc_pauses > 0 or gc.isenabled()  # not when the user turned it off
-        if ours:
-            _gc_pauses += 1
-            gc.disable()
-    try:
-        yield
-    finally:
-        if ours:
-            with _gc_lock:
-                _gc_pauses -= 1
-                if _gc_pauses == 0:
-                    gc.enable()
 
 
 class CompiledModule:

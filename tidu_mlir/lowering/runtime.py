@@ -50,6 +50,7 @@ from xdsl.parser import Parser
 from xdsl.traits import SymbolTable
 
 from tidu_mlir import config
+from tidu_mlir.collector import collection_paused
 from tidu_mlir.config import LRUCache
 from tidu_mlir.dialects.cg import CG
 from tidu_mlir.dialects.prim import PRIM
@@ -70,7 +71,6 @@ from tidu_mlir.lowering.jit import (
     CompiledModule,
     JitFunction,
     Signature,
-    collection_paused,
 )
 from tidu_mlir.lowering.lower_to_llvm import lower_prim_to_loops
 from tidu_mlir.lowering.vector_library import libmvec_available
