@@ -421,6 +421,19 @@ _PLAIN_LLVM_GEP = re.compile(
 `llvm.getelementptr` (inbounds or not, its pointer, its indices, the types of
 its index operands and its element type) without an attribute dictionary."""
 
+_COMPACT_TYPES = rf"(?:{_COMPACT_TYPE.pattern}(?:[ \t]*,[ \t]*{_COMPACT_TYPE.pattern})*)?"
+"""`f64, i64`: compact types, none or more."""
+
+_PLAIN_CALL_INTRINSIC = re.compile(
+    rf"[ \t]+\"(llvm\.[a-zA-Z0-9_.]+)\"[ \t]*"
+    rf"\([ \t]*((?:{_SSA_NAME}(?:[ \t]*,[ \t]*{_SSA_NAME})*)?)[ \t]*\)[ \t]*:[ \t]*"
+    rf"\([ \t]*({_COMPACT_TYPES})[ \t]*\)[ \t]*->[ \t]*({_COMPACT_TYPE.pattern})",
+    re.ASCII,
+)
+"""` "llvm.exp.f64"(%x) : (f64) -> f64`: the rest of an `llvm.call_intrinsic`
+of one result without operand bundles, attributes or fastmath flags, its
+operands' and result's types compact."""
+
 _GEP_OPERAND = -(2**31)
 """What `rawConstantIndices` holds for an index operand (xDSL's
 `llvm.GEP_USE_SSA_VAL`; the llvm dialect is not imported for it)."""
@@ -937,6 +950,8 @@ class _LlvmDefaults(NamedTuple):
     properties: dict[str, Attribute]
     """The last properties xDSL's `llvm.func` parser gives a function without
     keywords: the C calling convention, external linkage, default visibility."""
+    no_fastmath: Attribute
+    """`#llvm.fastmath<none>`, the flags of a call without them."""
 
 
 @functools.cache
@@ -951,7 +966,9 @@ def _llvm_defaults() -> _LlvmDefaults:
         "linkage": llvm.LinkageAttr("external"),
         "visibility_": zero,
     }
-    return _LlvmDefaults(llvm.LLVMVoidType(), llvm.LLVMPointerType(), zero, properties)
+    return _LlvmDefaults(
+        llvm.LLVMVoidType(), llvm.LLVMPointerType(), zero, properties, llvm.FastMathAttr(None)
+    )
 
 
 def _llvm_func_properties(
@@ -1195,6 +1212,8 @@ class FastParser(Parser):
             return self._parse_plain_llvm_constant(op_type, head)
         if op_type.name == "llvm.getelementptr":
             return self._parse_plain_gep(op_type, head)
+        if op_type.name == "llvm.call_intrinsic":
+            return self._parse_plain_call_intrinsic(op_type, head)
         return None
 
     def _parse_plain_if(self, header: int) -> Operation | None:
@@ -1533,6 +1552,33 @@ class FastParser(Parser):
         ]
         self._resume_from(match.end())
         return build_operation(op_type, values, [pointer], properties, {})
+
+    def _parse_plain_call_intrinsic(
+        self, op_type: type[Operation], head: re.Match[str]
+    ) -> Operation | None:
+        """The `llvm.call_intrinsic` `head` starts, if plain
+        (`_PLAIN_CALL_INTRINSIC`: as many operands as known types), as xDSL
+        reads it (None, nothing consumed, otherwise)."""
+        match = _PLAIN_CALL_INTRINSIC.match(self._text, head.end())
+        if match is None:
+            return None
+        names = [m.span() for m in _SSA_NAMES.finditer(self._text, *match.span(2))]
+        types = self._known_types(match.span(3))
+        result = self._known_type(match[4])
+        if result is None or None in types or len(types) != len(names):
+            return None
+        values = [
+            self._plain_operand(name, cast(Attribute, t))
+            for name, t in zip(names, types, strict=True)
+        ]
+        properties = {
+            "intrin": unverified_data(StringAttr, match[1]),
+            "operandSegmentSizes": _i32_array((len(values), 0)),
+            "fastmathFlags": _llvm_defaults().no_fastmath,
+            "op_bundle_sizes": _i32_array(()),
+        }
+        self._resume_from(match.end())
+        return build_operation(op_type, values, [result], properties, {})
 
     def _parse_plain_arrow(self, op_type: type[Operation], head: re.Match[str]) -> Operation | None:
         """The `PlainArrowOp` `head` starts (`%name = dialect.op`), if `%x : T -> U`

@@ -434,6 +434,16 @@ def error_after_getelementptrs() -> LargeInput:
     )
 
 
+def error_after_call_intrinsics() -> LargeInput:
+    """1 MB of `llvm.call_intrinsic`s, each line with a comment of its own."""
+    return _error_after_units(
+        "error after call intrinsics",
+        lambda i: f'  %e{i} = llvm.call_intrinsic "llvm.exp.f64"(%x) : (f64) -> f64  // step {i}',
+        "llvm.func @f(%x: f64) {\n",
+        "  llvm.return %nope : i64\n}\n",
+    )
+
+
 LOOP_NEST = """\
 func.func @f{i}(%x: memref<{n}x3xf64>, %out0: memref<{n}x3xf64>) attributes {{tidu.num_outputs = 1 : i64}} {{
   %0 = arith.constant 0 : index
@@ -552,6 +562,6 @@ GENERATORS: list[Callable[[], LargeInput]] = [
     error_after_function_declarations, error_after_fragments,
     error_after_input_keys, error_after_escaped_input_keys, error_after_roles,
     error_after_calls, error_after_llvm_loops, error_after_llvm_constants,
-    error_after_getelementptrs, error_after_loop_nests, error_after_a_long_line,
+    error_after_getelementptrs, error_after_call_intrinsics, error_after_loop_nests, error_after_a_long_line,
     long_integer, garbage_line,
 ]  # fmt: skip

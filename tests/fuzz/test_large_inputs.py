@@ -21,6 +21,7 @@ import pytest
 from .large_inputs import (
     LargeInput,
     deep_brackets,
+    error_after_call_intrinsics,
     error_after_distinct_attribute_dictionaries,
     error_after_distinct_comments,
     error_after_distinct_constants,
@@ -91,6 +92,7 @@ def error_after_lus() -> LargeInput:
         ("tidu-opt", error_after_llvm_loops),
         ("tidu-run", error_after_llvm_constants),
         ("tidu-opt", error_after_getelementptrs),
+        ("tidu-run", error_after_call_intrinsics),
         ("tidu-run", error_after_loop_nests),
     ],
     ids=lambda value: value if isinstance(value, str) else value.__name__,

@@ -1763,6 +1763,55 @@ def test_plain_getelementptrs_are_read_without_their_op_s_parser(
     _assert_read_without(ctx, monkeypatch, llvm.GEPOp, "parse", text)
 
 
+CALL_INTRINSICS = {
+    "one operand": '"llvm.exp.f64"(%x) : (f64) -> f64',
+    "two operands": '"llvm.maximum.f64"(%x, %y) : (f64, f64) -> f64',
+    "mixed types": '"llvm.powi.f64.i32"(%x, %j) : (f64, i32) -> f64',
+    "no operand": '"llvm.readcyclecounter"() : () -> i64',
+    "a vector": '"llvm.exp.v2f64"(%v) : (vector<2xf64>) -> vector<2xf64>',
+    "blanks": '  "llvm.exp.f64" ( %x ) :( f64 )->f64',
+    "a name without the llvm prefix": '"exp.f64"(%x) : (f64) -> f64',
+    "an escape in the name": '"llvm.exp\\2Ef64"(%x) : (f64) -> f64',
+    "a type other than defined": '"llvm.exp.f32"(%x) : (f32) -> f32',
+    "fewer types than operands": '"llvm.maximum.f64"(%x, %y) : (f64) -> f64',
+    "more types than operands": '"llvm.exp.f64"(%x) : (f64, f64) -> f64',
+    "an undefined operand": '"llvm.exp.f64"(%nope) : (f64) -> f64',
+    "fastmath flags": '"llvm.exp.f64"(%x) {fastmathFlags = #llvm.fastmath<fast>} : (f64) -> f64',
+    "an operand bundle": '"llvm.exp.f64"(%x) ["b" (%y : f64)] : (f64) -> f64',
+    "a pointer operand": '"llvm.ptrmask.p0.i64"(%p, %i) : (!llvm.ptr, i64) -> !llvm.ptr',
+    "two results": '"llvm.exp.f64"(%x) : (f64) -> (f64, f64)',
+    "no result": '"llvm.exp.f64"(%x) : (f64) -> ()',
+}
+"""The rest of `%r = llvm.call_intrinsic ...`, read in one match
+(`FastParser._parse_plain_call_intrinsic`) or not, valid or not."""
+
+
+@pytest.mark.parametrize("rest", CALL_INTRINSICS.values(), ids=CALL_INTRINSICS.keys())
+def test_call_intrinsics_read_as_xdsl_reads_them(ctx: Context, rest: str) -> None:
+    text = (
+        "llvm.func @f(%x: f64, %y: f64, %j: i32, %i: i64, %p: !llvm.ptr, %v: vector<2xf64>) {\n"
+        f"  %r = llvm.call_intrinsic {rest}\n  llvm.return\n}}\n"
+    )
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
+def test_plain_call_intrinsics_are_read_without_their_op_s_parser(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1,000 `llvm.call_intrinsic`s, each with a comment of its own (a line
+    no other line is like), as the lowering prints them: none goes through
+    xDSL's `CallIntrinsicOp.parse`."""
+    from xdsl.dialects import llvm
+
+    lines = "".join(
+        f'  %e{i} = llvm.call_intrinsic "llvm.exp.f64"(%x) : (f64) -> f64  // step {i}\n'
+        f'  %m{i} = llvm.call_intrinsic "llvm.maximum.f64"(%e{i}, %x) : (f64, f64) -> f64\n'
+        for i in range(1000)
+    )
+    text = f"llvm.func @f(%x: f64) {{\n{lines}  llvm.return\n}}\n"
+    _assert_read_without(ctx, monkeypatch, llvm.CallIntrinsicOp, "parse", text)
+
+
 def test_plain_function_headers_are_read_in_one_match(
     ctx: Context, monkeypatch: pytest.MonkeyPatch
 ) -> None:

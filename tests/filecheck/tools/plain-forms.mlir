@@ -2,8 +2,8 @@
 // xDSL reads them: ops in the generic syntax with properties and attributes,
 // locations, function declarations, dense literals of nested lists, regions
 // whose values leave the scope when they end, llvm.getelementptr (the second
-// one's array element type goes token by token). Also seeds of the IR
-// mutation fuzzer (tests/fuzz/corpus.py).
+// one's array element type goes token by token), llvm.call_intrinsic. Also
+// seeds of the IR mutation fuzzer (tests/fuzz/corpus.py).
 // RUN: tidu-opt %s --print-debuginfo | filecheck %s
 
 // CHECK: func.func private @g(tensor<2x2xf64>, f64) -> tensor<2x2xf64> loc("{{.*}}plain-forms.mlir":10:1)
@@ -44,3 +44,12 @@ llvm.func @h(%p: !llvm.ptr, %i: i64) -> !llvm.ptr {
 
 // CHECK:      %c = llvm.getelementptr inbounds %p[3] : (!llvm.ptr) -> !llvm.ptr, i64
 // CHECK-NEXT: %v = llvm.getelementptr %c[1, %i] : (!llvm.ptr, i64) -> !llvm.ptr, !llvm.array<4 x f64>
+
+llvm.func @k(%x: f64) -> f64 {
+  %e = llvm.call_intrinsic "llvm.exp.f64"(%x) : (f64) -> f64  // a comment
+  %m = llvm.call_intrinsic "llvm.maximum.f64"(%e, %x) : (f64, f64) -> f64
+  llvm.return %m : f64
+}
+
+// CHECK:      %e = llvm.call_intrinsic "llvm.exp.f64"(%x) : (f64) -> f64
+// CHECK-NEXT: %m = llvm.call_intrinsic "llvm.maximum.f64"(%e, %x) : (f64, f64) -> f64
