@@ -409,11 +409,37 @@ class VerifiedKinds:
         return tuple(kind)
 
 
+LOCAL_LLVM_OPS = frozenset(
+    {
+        *("LoadOp", "StoreOp", "GEPOp", "ConstantOp", "AllocaOp", "CallIntrinsicOp"),
+        *("FAddOp", "FSubOp", "FMulOp", "FDivOp", "FNegOp", "FCmpOp", "ICmpOp", "SelectOp"),
+        *("AddOp", "SubOp", "MulOp", "SDivOp", "UDivOp", "SRemOp", "URemOp"),
+        *("AndOp", "OrOp", "XOrOp", "ShlOp", "LShrOp", "AShrOp"),
+        *("BitcastOp", "PtrToIntOp", "IntToPtrOp", "SExtOp", "ZExtOp", "TruncOp"),
+        *("SIToFPOp", "FPExtOp", "FPTruncOp"),
+    }
+)
+"""The classes of xDSL 0.74's `llvm` dialect (by name: the dialect is not
+imported for it) that verify locally as `VerifiesLocally` says: their IRDL
+constraints, and a custom check of the op's own types (`ICmpOp`: vector
+operands, vector result) or properties (`GEPOp`: the indices into the element
+type; `CallIntrinsicOp`: the `llvm.` prefix) or none. Their ops make most of a
+module lowered to the llvm dialect."""
+
+_LOCAL_TRAITS = ("SameOperandsAndResultType",)
+"""Traits whose verifier reads only the op's own operand and result types."""
+
+
 @functools.cache
 def _verifies_locally(op_type: type[Operation]) -> bool:
-    """Whether `op_type` is `VerifiesLocally` and its traits verify nothing."""
-    return issubclass(op_type, VerifiesLocally) and all(
-        type(trait).verify is OpTrait.verify for trait in op_type.traits
+    """Whether `op_type` is `VerifiesLocally` (or in `LOCAL_LLVM_OPS`) and its
+    traits verify nothing beyond the op's own types."""
+    local = issubclass(op_type, VerifiesLocally) or (
+        op_type.__module__ == "xdsl.dialects.llvm" and op_type.__name__ in LOCAL_LLVM_OPS
+    )
+    return local and all(
+        type(trait).verify is OpTrait.verify or type(trait).__name__ in _LOCAL_TRAITS
+        for trait in op_type.traits
     )
 
 

@@ -441,6 +441,10 @@ _GEP_OPERAND = -(2**31)
 _GEP_CONSTANT_RANGE = range(_GEP_OPERAND + 1, 2**31)
 """The constant indices read plainly: the other i32 values."""
 
+_OPAQUE_POINTER = re.compile(r"!llvm\.ptr(?![a-zA-Z0-9_$.<])", re.ASCII)
+"""`!llvm.ptr`: read by xDSL the first time, then one object (as compact
+types are), so that ops on pointers are alike for `VerifiedKinds`."""
+
 _UNIT_NAMES = r"[a-zA-Z_][a-zA-Z0-9_$.]*(?:[ \t]*,[ \t]*[a-zA-Z_][a-zA-Z0-9_$.]*)*"
 """`a.b, c`: names of unit attributes."""
 
@@ -1070,7 +1074,9 @@ class FastParser(Parser):
     def parse_optional_type(self) -> TypeAttribute | None:
         if (cached := self._cached_type(self.pos)) is not None:
             return cached
-        match = _COMPACT_TYPE.match(self._text, self.pos)
+        match = _COMPACT_TYPE.match(self._text, self.pos) or _OPAQUE_POINTER.match(
+            self._text, self.pos
+        )
         parsed = super().parse_optional_type()
         if match is not None and parsed is not None and self._ends_at(match.end()):
             self._types[match.group()] = parsed
@@ -1079,7 +1085,7 @@ class FastParser(Parser):
     def _cached_type(self, pos: int) -> TypeAttribute | None:
         """The type at `pos`, consumed, if `_known_type` knows its text (None:
         nothing consumed)."""
-        match = _COMPACT_TYPE.match(self._text, pos)
+        match = _COMPACT_TYPE.match(self._text, pos) or _OPAQUE_POINTER.match(self._text, pos)
         if match is None or (known := self._known_type(match.group())) is None:
             return None
         self._resume_from(match.end())
@@ -1451,7 +1457,7 @@ class FastParser(Parser):
     def _llvm_type(self, text: str) -> Attribute | None:
         """The type of `text` in an `llvm.func` header: an opaque pointer or
         a compact type `_known_type` knows."""
-        return _llvm_defaults().pointer if text == "!llvm.ptr" else self._known_type(text)
+        return self._pointer_type() if text == "!llvm.ptr" else self._known_type(text)
 
     def _parse_plain_return(self) -> Operation | None:
         """The `func.return` at the current token if its operands are plain
@@ -1542,7 +1548,7 @@ class FastParser(Parser):
         }
         if match[1]:
             properties["inbounds"] = UnitAttr()
-        pointer = _llvm_defaults().pointer
+        pointer = self._pointer_type()
         start = match.start(3)
         names = [m.span() for m in _SSA_NAMES.finditer(self._text, start, match.end(3))]
         values = [self._plain_operand(match.span(2), pointer)]
@@ -2074,6 +2080,10 @@ class FastParser(Parser):
         operands = [UnresolvedOperand(Span(*name.span(), source), 0) for name in names]
         self._resume_from(match.end())
         return operands
+
+    def _pointer_type(self) -> TypeAttribute:
+        """`!llvm.ptr`, the object every pointer type read by this parser is."""
+        return self._types.setdefault("!llvm.ptr", cast(TypeAttribute, _llvm_defaults().pointer))
 
     def _known_type(self, text: str) -> TypeAttribute | None:
         """The type of the compact type text `text`: parsed before, or an
