@@ -60,7 +60,7 @@ from tidu_mlir.lowering.arith_to_llvm import (
     INT_BINARY,
     INT_BINARY_OVERFLOW,
 )
-from tidu_mlir.lowering.common import intrinsic_suffix
+from tidu_mlir.lowering.common import intrinsic_suffix, legal_type
 from tidu_mlir.lowering.math_to_llvm import INTRINSIC, LIBM
 from tidu_mlir.lowering.memref_to_llvm import VIEWS, buffer_elements, byte_size, static_layout
 from tidu_mlir.lowering.split import NO_INLINE_ATTR
@@ -143,9 +143,11 @@ class _Module:
     """What the functions of a module share while they are written."""
 
     declarations: dict[str, str] = field(default_factory=dict[str, str])
-    """Declared callees by name: `(return type, argument types)` as LLVM text."""
+    """The `declare` line of each callee, by name."""
 
     globals: list[str] = field(default_factory=list[str])
+    """The definitions of the module's globals."""
+
     called: set[str] = field(default_factory=set[str])
 
     def declare(self, name: str, result: str, arguments: Sequence[str]) -> None:
@@ -194,9 +196,7 @@ class _FunctionWriter:
 
     def define(self, result: SSAValue, instruction: str) -> str:
         """`%name = instruction` for `result`; its name."""
-        name = self.fresh()
-        self.lines.append(f"  {name} = {instruction}")
-        self.names[result] = name
+        name = self.names[result] = self.define_anonymous(instruction)
         return name
 
     def define_anonymous(self, instruction: str) -> str:
@@ -262,11 +262,14 @@ class _FunctionWriter:
 
 
 def _constant(w: _FunctionWriter, op: Operation) -> None:
+    """A scalar constant (`arith.constant`, `llvm.mlir.constant`): written in
+    place where it is used; integers are kept for memref offsets."""
     value = op.properties.get("value")
     result = op.results[0]
+    if value is None:
+        raise NotWritten(f"{op.name} without a value")
     if isinstance(value, IntegerAttr) and isinstance(result.type, IntegerType | IndexType):
         w.integers[result] = value.value.data
-    assert value is not None
     w.alias(result, _literal(value, result.type))
 
 
@@ -290,13 +293,9 @@ def _integer_binary(w: _FunctionWriter, op: Operation) -> None:
 def _binary_intrinsic(w: _FunctionWriter, op: Operation) -> None:
     lhs, rhs = op.operands
     typ = _type_text(lhs.type)
-    name = f"{BINARY_INTRINSIC[type(op)]}.{intrinsic_suffix(_legal(lhs.type))}"
+    name = f"{BINARY_INTRINSIC[type(op)]}.{intrinsic_suffix(legal_type(lhs.type))}"
     args = [(typ, w.value(lhs)), (typ, w.value(rhs))]
     w.define(op.results[0], w.module.call(name, typ, args))
-
-
-def _legal(typ: Attribute) -> Attribute:
-    return builtin.i64 if isinstance(typ, IndexType) else typ
 
 
 def _cast(w: _FunctionWriter, op: Operation) -> None:
@@ -315,7 +314,7 @@ def _cast(w: _FunctionWriter, op: Operation) -> None:
 def _index_cast(w: _FunctionWriter, op: Operation) -> None:
     (value,) = op.operands
     result = op.results[0]
-    source, target = _legal(value.type), _legal(result.type)
+    source, target = legal_type(value.type), legal_type(result.type)
     if not isinstance(source, IntegerType) or not isinstance(target, IntegerType):
         raise NotWritten(f"index_cast of {value.type}")
     if source.width.data == target.width.data:
@@ -387,7 +386,7 @@ def _rsqrt(w: _FunctionWriter, op: math.RsqrtOp) -> None:
 
 def _fpowi(w: _FunctionWriter, op: math.FPowIOp) -> None:
     lhs, rhs = op.operands
-    name = f"llvm.powi.{intrinsic_suffix(lhs.type)}.{intrinsic_suffix(_legal(rhs.type))}"
+    name = f"llvm.powi.{intrinsic_suffix(lhs.type)}.{intrinsic_suffix(legal_type(rhs.type))}"
     typ = _type_text(lhs.type)
     args = [(typ, w.value(lhs)), (_type_text(rhs.type), w.value(rhs))]
     w.define(op.results[0], w.module.call(name, typ, args))
@@ -635,10 +634,6 @@ def _while(w: _FunctionWriter, loop: scf.WhileOp) -> None:
 # llvm ops made by the loop builders -------------------------------------------
 
 
-def _llvm_constant(w: _FunctionWriter, op: llvm.ConstantOp) -> None:
-    _constant(w, op)
-
-
 def _llvm_alloca(w: _FunctionWriter, op: llvm.AllocaOp) -> None:
     alignment = _align(op.alignment.value.data) if op.alignment is not None else ""
     w.define(op.res, f"alloca {_type_text(op.elem_type)}, {w.typed(op.size)}{alignment}")
@@ -737,7 +732,7 @@ _RULES: dict[type[Operation], Callable[..., None]] = {
     scf.ForOp: _for,
     scf.IfOp: _if,
     scf.WhileOp: _while,
-    llvm.ConstantOp: _llvm_constant,
+    llvm.ConstantOp: _constant,
     llvm.AllocaOp: _llvm_alloca,
     llvm.GEPOp: _gep,
     llvm.LoadOp: _llvm_load,
