@@ -126,7 +126,7 @@ from xdsl.ir import (
     Use,
 )
 from xdsl.irdl import AttrConstraint, IRDLOperation, base
-from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.parser import AttrParser, Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.traits import IsTerminator, SingleBlockImplicitTerminator, ensure_terminator
 from xdsl.utils.exceptions import MultipleSpansParseError
@@ -1026,7 +1026,46 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-class FastParser(Parser):
+_HEXADECIMAL = re.compile(r"-?[ \t]*0[xX]", re.ASCII)
+"""A hexadecimal integer literal starts here (after an optional minus)."""
+
+
+class _HexadecimalElement(AttrParser._TensorLiteralElement):  # pyright: ignore[reportPrivateUsage]
+    """A hexadecimal integer of a tensor literal: for a float element type,
+    the bit pattern of the float (MLIR's meaning), of at most its width."""
+
+    def to_type(
+        self,
+        parser: AttrParser,
+        type: AnyFloat | IntegerType | IndexType | ComplexType,
+    ) -> int | float | tuple[int, int] | tuple[float, float]:
+        if not isinstance(type, AnyFloat) or isinstance(self.value, bool | float | tuple):
+            return super().to_type(parser, type)
+        if self.is_negative:
+            parser.raise_error(
+                "hexadecimal float literal should not have a leading minus", self.span
+            )
+        size = type.compile_time_size
+        if self.value >= 1 << (8 * size):
+            parser.raise_error(f"hexadecimal float constant out of range for {type}", self.span)
+        return next(type.iter_unpack(self.value.to_bytes(size, "little")))
+
+
+class HexadecimalFloats(Parser):
+    """xDSL's parser reading a hexadecimal integer of a float tensor literal
+    as the bit pattern of its float (`_HexadecimalElement`), as MLIR does and
+    as xDSL does for a scalar `0x... : f64`; xDSL 0.74 reads the number
+    (`dense<0x4000000000000000> : tensor<f64>`: 4.6e18, not 2.0)."""
+
+    def _parse_tensor_literal_element(self) -> AttrParser._TensorLiteralElement:
+        hexadecimal = _HEXADECIMAL.match(self.lexer.input.content, self.pos) is not None
+        element = super()._parse_tensor_literal_element()
+        if not hexadecimal:
+            return element
+        return _HexadecimalElement(element.is_negative, element.value, element.span)
+
+
+class FastParser(HexadecimalFloats):
     """xDSL's parser with the fast paths of this module (see its docstring)."""
 
     def __init__(self, ctx: Context, text: str, name: str = "<unknown>"):
