@@ -247,11 +247,16 @@ zero, no 0x that could read as hexadecimal), a builtin element type."""
 _DECIMAL = r"-?[0-9]+(?:\.[0-9]*(?:[eE][+-]?[0-9]+)?)?"
 """A decimal number as the values of a dense literal are plainly written."""
 
+_HEX_BITS = r"0x[0-9a-fA-F]+(?![0-9a-zA-Z_$.])"
+"""`0x3FF4000000000000`: a hexadecimal integer (the bits of a float)."""
+
 _PLAIN_DENSE = re.compile(
-    rf"dense<[ \t]*({_DECIMAL}|\[[-+0-9.eE, \t\[\]]*\])[ \t]*>[ \t]*:[ \t]*", re.ASCII
+    rf"dense<[ \t]*({_HEX_BITS}|{_DECIMAL}|\[[-+0-9.eE, \t\[\]]*\])[ \t]*>[ \t]*:[ \t]*",
+    re.ASCII,
 )
-"""`dense<1.25> : ` (a splat) or `dense<[[1.0, 2], [3, 4.5]]> : ` (nested lists
-of numbers, on one line): the values of a dense literal (the type follows)."""
+"""`dense<1.25> : ` (a splat), `dense<0x3FF4000000000000> : ` (a splat of
+float bits) or `dense<[[1.0, 2], [3, 4.5]]> : ` (nested lists of numbers, on
+one line): the values of a dense literal (the type follows)."""
 
 _DECIMALS = re.compile(_DECIMAL, re.ASCII)
 
@@ -845,7 +850,9 @@ def _dense(literal_type: TypeAttribute, values: str) -> DenseIntOrFPElementsAttr
     element = literal_type.element_type
     if numbers is None:
         return None
-    if isinstance(element, Float32Type | Float64Type):
+    if values.startswith("0x"):
+        data = _float_bits(element, values)
+    elif isinstance(element, Float32Type | Float64Type):
         data = _float_data(element, numbers)
     elif isinstance(element, IntegerType) and element.signedness.data == Signedness.SIGNLESS:
         data = _integer_data(element, numbers)
@@ -884,6 +891,16 @@ def _float_data(element: Float32Type | Float64Type, numbers: list[str]) -> bytes
         return element.pack(values)
     except OverflowError:  # beyond f32
         return None
+
+
+def _float_bits(element: Attribute, bits: str) -> bytes | None:
+    """The float of hexadecimal `bits` (`HexadecimalFloats`), packed as an
+    f32 or f64 `element`, if they fit its width (None otherwise, or for other
+    element types)."""
+    if not isinstance(element, Float32Type | Float64Type):
+        return None
+    value, size = int(bits, 16), element.compile_time_size
+    return value.to_bytes(size, "little") if value < 1 << (8 * size) else None
 
 
 def _integer_data(element: IntegerType, numbers: list[str]) -> bytes | None:
@@ -1026,7 +1043,7 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-_HEXADECIMAL = re.compile(r"-?[ \t]*0[xX]", re.ASCII)
+_HEXADECIMAL = re.compile(r"-?[ \t]*0x", re.ASCII)
 """A hexadecimal integer literal starts here (after an optional minus)."""
 
 

@@ -140,6 +140,15 @@ def error_after_distinct_constants() -> LargeInput:
     )
 
 
+def error_after_hexadecimal_splats() -> LargeInput:
+    """1 MB of scalar constants, each of other float bits (`dense<0x...>`)."""
+    return _error_after(
+        "error after hexadecimal splats",
+        "tensor<4xf64> -> tensor<4xf64>",
+        lambda i: f"prim.constant dense<0x{0x3FF0000000000000 + i:016X}> : tensor<4xf64>",
+    )
+
+
 def error_after_distinct_dense_lists() -> LargeInput:
     """1 MB of vector constants, each a list of other values (`dense<[i.0, ...]>`)."""
     return _error_after(
@@ -552,6 +561,7 @@ GENERATORS: list[Callable[[], LargeInput]] = [
     valid_chain, valid_dense, unterminated_string, deep_brackets, error_at_the_end,
     use_before_definition, error_after_ops_with_attributes, error_after_distinct_lines,
     error_after_distinct_constants, error_after_distinct_dense_lists, error_after_located_ops,
+    error_after_hexadecimal_splats,
     error_after_generic_slices,
     error_after_pads_to_distinct_shapes,
     error_after_broadcasts_to_distinct_shapes, error_after_reshapes_to_distinct_shapes,

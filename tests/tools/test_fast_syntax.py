@@ -260,15 +260,21 @@ def _assert_read_by_two_parses(
 
 
 def _assert_read_without(
-    ctx: Context, monkeypatch: pytest.MonkeyPatch, owner: type, method: str, text: str
+    ctx: Context,
+    monkeypatch: pytest.MonkeyPatch,
+    owner: type,
+    method: str,
+    text: str,
+    reference: type[Parser] = Parser,
 ) -> None:
     """`text` reads, without `owner.method` (xDSL's parser of its ops) ever
-    running, to a module that verifies and is the one xDSL reads."""
+    running, to a module that verifies and is the one `reference` (xDSL's
+    parser) reads."""
     calls = _counting(monkeypatch, owner, method, lambda *_: "call")
     module = FastParser(ctx, text).parse_module()
     assert calls["call"] == 0
     assert first_verify_error(module) is None
-    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+    assert _outcome(FastParser, ctx, text) == _outcome(reference, ctx, text)
 
 
 def test_a_line_alike_followed_by_what_continues_its_op_reads_as_xdsl_reads_it(
@@ -2321,3 +2327,47 @@ def test_malformed_hexadecimal_floats_are_parse_errors(
     text = f"func.func @f() {{\n  %c = prim.constant {literal}\n  func.return\n}}\n"
     with pytest.raises(ParseError, match=message):
         FastParser(ctx, text).parse_module()
+
+
+HEXADECIMAL_SPLATS = {
+    "f64": "dense<0x3FF4000000000000> : tensor<3xf64>",
+    "f32": "dense<0x3FA00000> : tensor<2xf32>",
+    "an upper-case X": "dense<0X3FF4000000000000> : tensor<f64>",
+    "lower-case digits": "dense<0x3ff4000000000000> : tensor<f64>",
+    "an infinity": "dense<0x7FF0000000000000> : tensor<2xf64>",
+    "blanks": "dense< 0x3FF4000000000000 > :tensor<f64>",
+    "wider than f32": "dense<0x3FF4000000000000> : tensor<f32>",
+    "wider than f64": "dense<0x13FF4000000000000> : tensor<f64>",
+    "f16": "dense<0x3C00> : tensor<f16>",
+    "an integer tensor": "dense<0x10> : tensor<2xi32>",
+    "a leading minus": "dense<-0x3FF4000000000000> : tensor<f64>",
+    "digits after the literal": "dense<0x3FF4000000000000g> : tensor<f64>",
+}
+"""Hexadecimal splats read in one match (`_PLAIN_DENSE`, `_float_bits`) or
+token by token, valid or not."""
+
+
+@pytest.mark.parametrize("splat", HEXADECIMAL_SPLATS.values(), ids=HEXADECIMAL_SPLATS.keys())
+def test_hexadecimal_splats_read_as_hexadecimal_floats_reads_them(ctx: Context, splat: str) -> None:
+    text = f"func.func @f() {{\n  %c = prim.constant {splat}\n  func.return\n}}\n"
+    assert _outcome(FastParser, ctx, text) == _outcome(HexadecimalFloats, ctx, text)
+
+
+def test_hexadecimal_splats_are_read_in_one_match(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1,000 constants of distinct float bits: no tensor literal element goes
+    through the token-by-token reader."""
+    lines = "".join(
+        f"  %c{i} = prim.constant dense<0x{0x3FF0000000000000 + i:016X}> : tensor<4xf64>\n"
+        for i in range(1000)
+    )
+    text = f"func.func @f() {{\n{lines}  func.return\n}}\n"
+    _assert_read_without(
+        ctx,
+        monkeypatch,
+        HexadecimalFloats,
+        "_parse_tensor_literal_element",
+        text,
+        HexadecimalFloats,
+    )
