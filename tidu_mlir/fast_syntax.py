@@ -306,6 +306,14 @@ _PLAIN_ATTR_DICT = re.compile(
 )
 _PLAIN_ATTR_ENTRY = re.compile(_ATTR_ENTRY, re.ASCII)
 
+_PLAIN_MODULE_HEADER = re.compile(
+    r"builtin\.module(?:[ \t]+@(?P<name>[a-zA-Z_][a-zA-Z0-9_$.]*+))?"
+    rf"(?:[ \t]+attributes[ \t]*(?P<attributes>{_PLAIN_ATTR_DICT.pattern}))?[ \t]*(?=\{{)",
+    re.ASCII,
+)
+"""`builtin.module @name attributes {plain dictionary} ` before its body (the
+name and the attributes optional)."""
+
 _PLAIN_LOCATION = re.compile(
     rf"loc[ \t]*\([ \t]*({PLAIN_STRING})"
     r"[ \t]*:[ \t]*([0-9]{1,18})[ \t]*:[ \t]*([0-9]{1,18})[ \t]*\)",
@@ -1231,6 +1239,8 @@ class FastParser(HexadecimalFloats):
         if match is None and self._text.startswith("func.", self.pos):
             plain = self._parse_plain_func() or self._parse_plain_return()
             return plain or super().parse_operation()
+        if match is None and self._text.startswith("builtin.module", self.pos):
+            return self._parse_plain_module() or super().parse_operation()
         if match is None and self._text.startswith("llvm.func", self.pos):
             return self._parse_plain_llvm_func() or super().parse_operation()
         if match is None and self._text.startswith("scf.for", self.pos):
@@ -1371,6 +1381,26 @@ class FastParser(HexadecimalFloats):
         """The entries of the plain dictionary `text` (none if absent; None if
         `_plain_attr_entries` cannot read it)."""
         return {} if text is None else _plain_attr_entries(text, self._attribute_texts)
+
+    def _parse_plain_module(self) -> Operation | None:
+        """The `builtin.module` at the current token if its header is plain
+        (`_PLAIN_MODULE_HEADER`), as xDSL reads it: the header in one match,
+        the body by the region parser, an empty body given its block (None,
+        nothing consumed, otherwise)."""
+        match = _PLAIN_MODULE_HEADER.match(self._text, self.pos)
+        if match is None or (attributes := self._plain_dictionary(match["attributes"])) is None:
+            return None
+        name = match["name"]
+        self._resume_from(match.end())
+        region = self._region_of(ModuleOp, None)
+        if not region.blocks:
+            region.add_block(Block())
+        properties = {} if name is None else {"sym_name": unverified_data(StringAttr, name)}
+        module = build_operation(ModuleOp, [], [], properties, attributes)
+        module.add_region(region)
+        if (location := self.parse_optional_location()) is not None:
+            module.location = location
+        return module
 
     def _parse_plain_func(self) -> Operation | None:
         """The `func.func` at the current token if its header is plain

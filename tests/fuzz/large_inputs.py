@@ -317,6 +317,19 @@ def error_after_function_declarations() -> LargeInput:
     )
 
 
+def error_after_modules() -> LargeInput:
+    """1 MB of named modules, each with an attribute of its own value."""
+    return _error_after_units(
+        "error after modules",
+        lambda i: (
+            f"builtin.module @m{i} attributes {{t.i = {i} : i64}} {{\n"
+            f"  func.func private @g{i}(f64) -> f64\n}}"
+        ),
+        "",
+        _UNDEFINED_RESULT,
+    )
+
+
 def error_after_fragments() -> LargeInput:
     """1 MB of `cg.graph` fragments, each of its own name."""
     return _error_after_units(
@@ -569,7 +582,7 @@ GENERATORS: list[Callable[[], LargeInput]] = [
     error_after_distinct_index_constants, error_after_gathers_to_distinct_shapes,
     error_after_concatenations_to_distinct_shapes, error_after_distinct_iotas,
     error_after_functions, error_after_functions_of_distinct_types,
-    error_after_function_declarations, error_after_fragments,
+    error_after_function_declarations, error_after_modules, error_after_fragments,
     error_after_input_keys, error_after_escaped_input_keys, error_after_roles,
     error_after_calls, error_after_llvm_loops, error_after_llvm_constants,
     error_after_getelementptrs, error_after_call_intrinsics, error_after_loop_nests, error_after_a_long_line,

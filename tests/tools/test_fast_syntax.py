@@ -2371,3 +2371,45 @@ def test_hexadecimal_splats_are_read_in_one_match(
         text,
         HexadecimalFloats,
     )
+
+
+MODULES = {
+    "a name and attributes": 'builtin.module @m attributes {t.i = 3 : i64, s = "x"} {\n}',
+    "a name": "builtin.module @m {\n}",
+    "attributes": "builtin.module attributes {t.i = 3 : i64} {\n}",
+    "neither": "builtin.module {\n}",
+    "a body": "builtin.module @m {\n  func.func private @g(f64) -> f64\n}",
+    "a nested module": "builtin.module @m {\n  builtin.module @n attributes {k = 1 : i32} {\n  }\n}",
+    "an empty dictionary": "builtin.module attributes {} {\n}",
+    "a quoted name": 'builtin.module @"m n" {\n}',
+    "a float attribute": "builtin.module attributes {t = 1.5 : f64} {\n}",
+    "a dialect attribute": 'builtin.module attributes {k = #cg.key<"x">} {\n}',
+    "a location": 'builtin.module @m {\n} loc("f.py":1:2)',
+    "a repeated attribute": "builtin.module attributes {t = 1 : i64, t = 2 : i64} {\n}",
+    "two blocks": "builtin.module @m {\n^a:\n  func.func private @g(f64) -> f64\n^b:\n}",
+    "a value in its body": "builtin.module @m {\n  %c = arith.constant 1 : i64\n}",
+    "no body": "builtin.module @m attributes {t = 1 : i64}",
+    "blanks": "builtin.module  @m   attributes{ t = 1 : i64 }{\n}",
+}
+"""Modules inside a module: headers read in one match
+(`FastParser._parse_plain_module`) or not, valid or not."""
+
+
+@pytest.mark.parametrize("module", MODULES.values(), ids=MODULES.keys())
+def test_modules_read_as_xdsl_reads_them(ctx: Context, module: str) -> None:
+    text = f"builtin.module {{\n{module}\n}}\n"
+    assert _outcome(FastParser, ctx, text) == _outcome(Parser, ctx, text)
+
+
+def test_plain_modules_are_read_without_their_op_s_parser(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1,000 named modules, each with an attribute of its own value."""
+    from xdsl.dialects.builtin import ModuleOp
+
+    modules = "".join(
+        f"builtin.module @m{i} attributes {{t.i = {i} : i64}} {{\n"
+        f"  func.func private @g{i}(f64) -> f64\n}}\n"
+        for i in range(1000)
+    )
+    _assert_read_without(ctx, monkeypatch, ModuleOp, "parse", f"builtin.module {{\n{modules}}}\n")

@@ -2,8 +2,8 @@
 // xDSL reads them: ops in the generic syntax with properties and attributes,
 // locations, function declarations, dense literals of nested lists, regions
 // whose values leave the scope when they end, llvm.getelementptr (the second
-// one's array element type goes token by token), llvm.call_intrinsic. Also
-// seeds of the IR mutation fuzzer (tests/fuzz/corpus.py).
+// one's array element type goes token by token), llvm.call_intrinsic, nested
+// modules. Also seeds of the IR mutation fuzzer (tests/fuzz/corpus.py).
 // RUN: tidu-opt %s --print-debuginfo | filecheck %s
 
 // CHECK: func.func private @g(tensor<2x2xf64>, f64) -> tensor<2x2xf64> loc("{{.*}}plain-forms.mlir":10:1)
@@ -53,3 +53,11 @@ llvm.func @k(%x: f64) -> f64 {
 
 // CHECK:      %e = llvm.call_intrinsic "llvm.exp.f64"(%x) : (f64) -> f64
 // CHECK-NEXT: %m = llvm.call_intrinsic "llvm.maximum.f64"(%e, %x) : (f64, f64) -> f64
+
+builtin.module @inner attributes {t.i = 3 : i64} {
+  func.func private @q(f64) -> f64
+}
+
+// CHECK:      builtin.module @inner attributes {t.i = 3 : i64} {
+// CHECK-NEXT:   func.func private @q(f64) -> f64
+// CHECK-NEXT: }
