@@ -5,8 +5,9 @@ Tracing, the AD passes and the lowering build millions of small objects
 meanwhile walks the objects built so far, so that work grows faster than the
 program: on a 4,000-step chain's gradient, tracing and AD took 7.4 s with the
 collector and 4.8 s without (growth exponent 1.10 -> 1.0 from 2,000 steps),
-and a 200-step chain's translation 1.5 s with it, 0.5 s without. The
-garbage is collected once the collector is back on.
+printing its function for the cache key 2.4 s with it and 1.6 s without at
+8,000 steps, and a 200-step chain's translation 1.5 s with it, 0.5 s
+without. The garbage is collected once the collector is back on.
 """
 
 from __future__ import annotations
