@@ -51,3 +51,18 @@ def test_pauses_nest_across_threads_and_keep_the_user_s_choice() -> None:
         assert not gc.isenabled(), "left off as the user set it"
     finally:
         gc.enable()
+
+
+def test_the_collector_is_off_while_the_cache_key_is_printed(monkeypatch) -> None:
+    from tidu_mlir.lowering import runtime
+
+    seen: list[bool] = []
+    printed = runtime.op_text
+
+    def recording(op):
+        seen.append(gc.isenabled())
+        return printed(op)
+
+    monkeypatch.setattr(runtime, "op_text", recording)
+    td.jit(lambda x: tnp.exp(x) * 3.0)(np.arange(7.0))
+    assert seen and not any(seen)
