@@ -389,6 +389,19 @@ def test_a_value_used_outside_the_region_defining_it_is_reported_at_that_use(
 # --------------------------------------------------------------------------
 
 
+def _counted_verifications(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """How many times ops of each name are verified from now on."""
+    verified: Counter[str] = Counter()
+    verify = Operation.verify
+
+    def counting(op: Operation, verify_nested_ops: bool = True) -> None:
+        verified[op.name] += 1
+        verify(op, verify_nested_ops)
+
+    monkeypatch.setattr(Operation, "verify", counting)
+    return verified
+
+
 @pytest.mark.parametrize(("passes", "times"), [([], 1), (["-p", "cse"], 2)])
 def test_each_op_is_verified_once_per_stage(
     capsys: pytest.CaptureFixture[str],
@@ -399,14 +412,7 @@ def test_each_op_is_verified_once_per_stage(
     """`parse_chunk` verifies the input (`first_verify_error`) and xDSL's
     pipeline verifies the result of each pass, but not the input again before
     the first pass (0.8 s of 7 s for 1 MB)."""
-    verified: Counter[str] = Counter()
-    verify = Operation.verify
-
-    def counting(op: Operation, verify_nested_ops: bool = True) -> None:
-        verified[op.name] += 1
-        verify(op, verify_nested_ops)
-
-    monkeypatch.setattr(Operation, "verify", counting)
+    verified = _counted_verifications(monkeypatch)
     source = GRAPH.replace("%x, %x", "%z, %z").replace(
         "    %y", "    %z = prim.neg %x : tensor<f64>\n    %y"
     )
@@ -444,14 +450,7 @@ def test_llvm_ops_alike_are_verified_once_per_kind(
     `VerifiesLocally` ops: 300 steps alike cost one or two verifications per
     op (two when xDSL reads the first line and its learnt form the others,
     with attribute objects of their own)."""
-    verified: Counter[str] = Counter()
-    verify = Operation.verify
-
-    def counting(op: Operation, verify_nested_ops: bool = True) -> None:
-        verified[op.name] += 1
-        verify(op, verify_nested_ops)
-
-    monkeypatch.setattr(Operation, "verify", counting)
+    verified = _counted_verifications(monkeypatch)
     code, err = tidu_opt(capsys, LOWERED.format(body=_lowered_lines(300)))
     assert code == 0, err
     for name in ("getelementptr", "load", "mlir.constant", "fmul", "call_intrinsic", "icmp"):

@@ -519,19 +519,27 @@ def _runs_at_least_once(w: _FunctionWriter, loop: scf.ForOp) -> bool:
     return lower is not None and upper is not None and lower < upper
 
 
+def _loop_header(w: _FunctionWriter, block: Block) -> tuple[str, str, int, list[str]]:
+    """A branch to a new block starting a loop, the `phi`s of `block`'s
+    arguments to fill in its first line (`_FunctionWriter.phis`): the block
+    it was entered from, the new block, that line and the `phi`s' names."""
+    entry, header = w.block, w.label()
+    w.emit(f"br label %{header}")
+    w.start_block(header)
+    at = w.placeholder()
+    names = [w.fresh() for _ in block.args]
+    for arg, name in zip(block.args, names, strict=True):
+        w.alias(arg, name)
+    return entry, header, at, names
+
+
 def _for(w: _FunctionWriter, loop: scf.ForOp) -> None:
     """A rotated loop (body, then step, test and branch back) when it runs at
     least once, else a header testing the counter before the body."""
     rotated = _runs_at_least_once(w, loop)
-    entry, body = w.block, loop.body.block
+    body = loop.body.block
     carried = body.args[1:]
-    header = w.label()
-    w.emit(f"br label %{header}")
-    w.start_block(header)
-    at = w.placeholder()
-    names = [w.fresh() for _ in body.args]
-    for arg, name in zip(body.args, names, strict=True):
-        w.alias(arg, name)
+    entry, header, at, names = _loop_header(w, body)
     exit_label = w.label()
     if not rotated:
         more = w.define_anonymous(f"icmp slt i64 {names[0]}, {w.value(loop.ub)}")
@@ -597,15 +605,8 @@ def _if(w: _FunctionWriter, branch: scf.IfOp) -> None:
 def _while(w: _FunctionWriter, loop: scf.WhileOp) -> None:
     """The before block (phis of the carried values, then a conditional branch to
     the after block or the exit), the after block branching back, the exit."""
-    entry = w.block
     before, after = loop.before_region.block, loop.after_region.block
-    header = w.label()
-    w.emit(f"br label %{header}")
-    w.start_block(header)
-    at = w.placeholder()
-    names = [w.fresh() for _ in before.args]
-    for arg, name in zip(before.args, names, strict=True):
-        w.alias(arg, name)
+    entry, header, at, names = _loop_header(w, before)
     condition = w.region_body(before)
     assert isinstance(condition, scf.ConditionOp)
     forwarded = [w.value(v) for v in condition.args]
