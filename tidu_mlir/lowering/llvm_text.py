@@ -60,6 +60,7 @@ from tidu_mlir.lowering.arith_to_llvm import (
     INT_BINARY,
     INT_BINARY_OVERFLOW,
 )
+from tidu_mlir.lowering.backend import host_target_machine
 from tidu_mlir.lowering.common import intrinsic_suffix, legal_type
 from tidu_mlir.lowering.math_to_llvm import INTRINSIC, LIBM
 from tidu_mlir.lowering.memref_to_llvm import VIEWS, buffer_elements, byte_size, static_layout
@@ -893,8 +894,7 @@ def _guards(
 
 @functools.cache
 def _target_header() -> str:
-    from tidu_mlir.lowering.backend import host_target_machine
-
+    """The module's target triple and data layout: the host's."""
     machine = host_target_machine()
     return f'target triple = "{machine.triple}"\ntarget datalayout = "{machine.target_data}"\n'
 
