@@ -407,9 +407,9 @@ class CompiledModule:
     ) -> None:
         """Compile `module`; with `consume` it is lowered in place instead of a copy
         (the caller gives it up: saves a clone of a large module). Each stage's
-        time in seconds is added to `timings` (`lower-to-llvm`, `translate`,
-        `llvm-opt`, `codegen`); with `keep_object` the generated object code is
-        kept in `objects` (for the disk cache)."""
+        time in seconds is added to `timings` (`llvm-text`, or `lower-to-llvm`
+        and `translate`: `_llvm_ir`; `llvm-opt`, `codegen`); with `keep_object`
+        the generated object code is kept in `objects` (for the disk cache)."""
         self.prototypes = {
             op.sym_name.data: Prototype.of(op)
             for op in module.ops
@@ -530,7 +530,7 @@ def llvm_ir_of_parts(
     """The LLVM IR of each module of a program cut by `partition.split_module`
     (`program` taken before the cut), each lowered when the next is asked for
     (the first one defines the program's guard globals); the time of each
-    step is added to `timings` (`lower-to-llvm`, `translate`)."""
+    step is added to `timings` (`_llvm_ir`'s stages)."""
     for index, part in enumerate(parts):
         yield _llvm_ir(part, dataclasses.replace(program, defines_globals=index == 0), timings)
 

@@ -63,7 +63,15 @@ from tidu_mlir.lowering.arith_to_llvm import (
 from tidu_mlir.lowering.backend import host_target_machine
 from tidu_mlir.lowering.common import intrinsic_suffix, legal_type
 from tidu_mlir.lowering.math_to_llvm import INTRINSIC, LIBM
-from tidu_mlir.lowering.memref_to_llvm import VIEWS, buffer_elements, byte_size, static_layout
+from tidu_mlir.lowering.memref_to_llvm import (
+    VIEWS,
+    alloca_alignment,
+    buffer_bytes,
+    buffer_elements,
+    is_contiguous,
+    static_layout,
+)
+from tidu_mlir.lowering.scf_to_cf import runs_at_least_once
 from tidu_mlir.lowering.split import NO_INLINE_ATTR
 
 
@@ -149,8 +157,6 @@ class _Module:
     globals: list[str] = field(default_factory=list[str])
     """The definitions of the module's globals."""
 
-    called: set[str] = field(default_factory=set[str])
-
     def declare(self, name: str, result: str, arguments: Sequence[str]) -> None:
         self.declarations.setdefault(
             name, f"declare {result} {_global_name(name)}({', '.join(arguments)})"
@@ -159,7 +165,6 @@ class _Module:
     def call(self, name: str, result: str, arguments: Sequence[tuple[str, str]]) -> str:
         """`call` text of `name` with typed `arguments`, declaring it."""
         self.declare(name, result, [typ for typ, _ in arguments])
-        self.called.add(name)
         args = ", ".join(f"{typ} {text}" for typ, text in arguments)
         return f"call {result} {_global_name(name)}({args})"
 
@@ -435,9 +440,9 @@ def _store(w: _FunctionWriter, op: memref.StoreOp) -> None:
 def _alloca(w: _FunctionWriter, op: memref.AllocaOp) -> None:
     typ = op.memref.type
     assert isinstance(typ, MemRefType)
-    alignment = op.alignment.value.data if op.alignment is not None else 16
     count = buffer_elements(typ)
-    w.define(op.memref, f"alloca {_type_text(typ.element_type)}, i64 {count}{_align(alignment)}")
+    alignment = _align(alloca_alignment(op))
+    w.define(op.memref, f"alloca {_type_text(typ.element_type)}, i64 {count}{alignment}")
 
 
 def _alloc(w: _FunctionWriter, op: memref.AllocOp) -> None:
@@ -445,8 +450,7 @@ def _alloc(w: _FunctionWriter, op: memref.AllocOp) -> None:
     assert isinstance(typ, MemRefType)
     if op.dynamic_sizes or op.symbol_operands:
         raise NotWritten("memref.alloc of dynamic size")
-    size = buffer_elements(typ) * byte_size(typ.element_type)
-    w.define(op.memref, w.module.call(CHECKED_MALLOC, "ptr", [("i64", str(size))]))
+    w.define(op.memref, w.module.call(CHECKED_MALLOC, "ptr", [("i64", str(buffer_bytes(typ)))]))
 
 
 def _dealloc(w: _FunctionWriter, op: memref.DeallocOp) -> None:
@@ -457,11 +461,10 @@ def _copy(w: _FunctionWriter, op: memref.CopyOp) -> None:
     source = op.source.type
     if source != op.destination.type or not isinstance(source, MemRefType):
         raise NotWritten("memref.copy between different types")
-    size = buffer_elements(source) * byte_size(source.element_type)
     args = [
         ("ptr", w.value(op.destination)),
         ("ptr", w.value(op.source)),
-        ("i64", str(size)),
+        ("i64", str(buffer_bytes(source))),
         ("i1", "false"),
     ]
     w.emit(w.module.call("llvm.memcpy.p0.p0.i64", "void", args))
@@ -515,11 +518,6 @@ def _call(w: _FunctionWriter, op: func.CallOp) -> None:
 # scf --------------------------------------------------------------------------
 
 
-def _runs_at_least_once(w: _FunctionWriter, loop: scf.ForOp) -> bool:
-    lower, upper = w.integers.get(loop.lb), w.integers.get(loop.ub)
-    return lower is not None and upper is not None and lower < upper
-
-
 def _loop_header(w: _FunctionWriter, block: Block) -> tuple[str, str, int, list[str]]:
     """A branch to a new block starting a loop, the `phi`s of `block`'s
     arguments to fill in its first line (`_FunctionWriter.phis`): the block
@@ -537,7 +535,7 @@ def _loop_header(w: _FunctionWriter, block: Block) -> tuple[str, str, int, list[
 def _for(w: _FunctionWriter, loop: scf.ForOp) -> None:
     """A rotated loop (body, then step, test and branch back) when it runs at
     least once, else a header testing the counter before the body."""
-    rotated = _runs_at_least_once(w, loop)
+    rotated = runs_at_least_once(loop)
     body = loop.body.block
     carried = body.args[1:]
     entry, header, at, names = _loop_header(w, body)
@@ -821,7 +819,7 @@ def _global(op: memref.GlobalOp) -> str:
     typ, value = op.type, op.initial_value
     if not isinstance(value, DenseIntOrFPElementsAttr):
         raise NotWritten(f"memref.global @{op.sym_name.data} without a dense value")
-    if typ.get_strides() != typ.strides_for_shape(typ.get_shape()) or typ.get_offset():
+    if not is_contiguous(typ):
         raise NotWritten(f"memref.global @{op.sym_name.data} is not contiguous")
     if DYNAMIC_INDEX in typ.get_shape():
         raise NotWritten(f"memref.global @{op.sym_name.data} of dynamic shape")
@@ -880,9 +878,9 @@ def _guards(
     guards = ir.Module()
     entries = {d.name: d.signature for d in definitions if d.public}
     wanted = dict(entries)
-    if CHECKED_MALLOC in module.called or CHECKED_MALLOC in module.declarations:
+    if CHECKED_MALLOC in module.declarations:  # (declared by the calls too)
         wanted[CHECKED_MALLOC] = ("ptr", ["i64"])
-    if CHECKED_REALLOC in module.called or CHECKED_REALLOC in module.declarations:
+    if CHECKED_REALLOC in module.declarations:
         wanted[CHECKED_REALLOC] = ("ptr", ["ptr", "i64"])
     wanted.update(failures)
     for name, (result, arguments) in wanted.items():

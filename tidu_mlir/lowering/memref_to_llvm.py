@@ -141,6 +141,22 @@ def buffer_elements(typ: MemRefType) -> int:
     return offset + 1 + sum((d - 1) * s for d, s in zip(shape, strides, strict=True))
 
 
+def buffer_bytes(typ: MemRefType) -> int:
+    """Bytes of a buffer of static layout `typ` (`buffer_elements` of its
+    element's `byte_size`)."""
+    return buffer_elements(typ) * byte_size(typ.element_type)
+
+
+def alloca_alignment(op: memref.AllocaOp) -> int:
+    """The alignment of the stack buffer `op` makes: its own, or 16 bytes."""
+    return op.alignment.value.data if op.alignment is not None else 16
+
+
+def is_contiguous(typ: MemRefType) -> bool:
+    """Whether `typ`'s elements are in row-major order from offset 0."""
+    return typ.get_strides() == typ.strides_for_shape(typ.get_shape()) and not typ.get_offset()
+
+
 class ConvertAlloca(RewritePattern):
     """alloca -> `llvm.alloca`, then a bitcast to the opaque `!llvm.ptr`: xDSL's
     llvmlite translation types an alloca's pointer by its element (`double*`),
@@ -151,8 +167,7 @@ class ConvertAlloca(RewritePattern):
         typ = op.memref.type
         ops: list[Operation] = []
         size = _constant(buffer_elements(typ), ops)
-        alignment = op.alignment.value.data if op.alignment is not None else 16
-        alloca = llvm.AllocaOp(size, typ.element_type, alignment)
+        alloca = llvm.AllocaOp(size, typ.element_type, alloca_alignment(op))
         replace_with_legal(op, [*ops, alloca, llvm.BitcastOp(alloca.res, POINTER)], rewriter)
 
 
@@ -169,7 +184,7 @@ class ConvertHeapOps(RewritePattern):
         if isinstance(op, memref.AllocOp):
             typ = op.memref.type
             ops: list[Operation] = []
-            size = _constant(buffer_elements(typ) * byte_size(typ.element_type), ops)
+            size = _constant(buffer_bytes(typ), ops)
             self.declarations[CHECKED_MALLOC] = llvm.LLVMFunctionType([i64], POINTER)
             call = llvm.CallOp(CHECKED_MALLOC, size, return_type=POINTER)
             replace_with_legal(op, [*ops, call], rewriter)
@@ -188,7 +203,7 @@ class ConvertCopy(RewritePattern):
             raise DiagnosticException(f"memref.copy between different types {source}, {target}")
         assert isinstance(source, MemRefType)
         ops: list[Operation] = []
-        nbytes = _constant(buffer_elements(source) * byte_size(source.element_type), ops)
+        nbytes = _constant(buffer_bytes(source), ops)
         volatile = llvm.ConstantOp(IntegerAttr(0, IntegerType(1)), IntegerType(1))
         args = [to_legal(op.destination, rewriter), to_legal(op.source, rewriter), nbytes]
         call = llvm.CallIntrinsicOp("llvm.memcpy.p0.p0.i64", [*args, volatile.result], [])
@@ -251,7 +266,7 @@ class ConvertGlobal(RewritePattern):
         value = op.initial_value
         if not isinstance(value, DenseIntOrFPElementsAttr):
             raise DiagnosticException(f"memref.global @{op.sym_name.data} needs a dense value")
-        if typ.get_strides() != typ.strides_for_shape(typ.get_shape()) or typ.get_offset():
+        if not is_contiguous(typ):
             raise DiagnosticException(f"memref.global @{op.sym_name.data} must be contiguous")
         # The backend flattens the dense value into the array initializer.
         new_op = llvm.GlobalOp(

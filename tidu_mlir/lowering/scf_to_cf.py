@@ -76,7 +76,7 @@ class _Flattener:
         loop passes expect, so `LoopRotate` has nothing to do on the many small
         loops of a program). Otherwise a header block tests the variable before
         the body blocks, the last of which steps it and branches back."""
-        rotated = _runs_at_least_once(loop)
+        rotated = runs_at_least_once(loop)
         region = _region_of(current)
         header = loop.body.block
         loop.body.detach_block(header)
@@ -153,7 +153,7 @@ class _Flattener:
         return exit_block
 
 
-def _runs_at_least_once(loop: scf.ForOp) -> bool:
+def runs_at_least_once(loop: scf.ForOp) -> bool:
     """Whether `loop`'s bounds are constants with lower < upper."""
     bounds = [value.owner for value in (loop.lb, loop.ub)]
     if not all(isinstance(b, arith.ConstantOp) for b in bounds):
