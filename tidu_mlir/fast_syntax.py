@@ -859,7 +859,8 @@ def _dense(literal_type: TypeAttribute, values: str) -> DenseIntOrFPElementsAttr
     if numbers is None:
         return None
     if values.startswith("0x"):
-        data = _float_bits(element, values)
+        float_type = isinstance(element, Float32Type | Float64Type)
+        data = _float_bits(element, int(values, 16)) if float_type else None
     elif isinstance(element, Float32Type | Float64Type):
         data = _float_data(element, numbers)
     elif isinstance(element, IntegerType) and element.signedness.data == Signedness.SIGNLESS:
@@ -901,14 +902,11 @@ def _float_data(element: Float32Type | Float64Type, numbers: list[str]) -> bytes
         return None
 
 
-def _float_bits(element: Attribute, bits: str) -> bytes | None:
-    """The float of hexadecimal `bits` (`HexadecimalFloats`), packed as an
-    f32 or f64 `element`, if they fit its width (None otherwise, or for other
-    element types)."""
-    if not isinstance(element, Float32Type | Float64Type):
-        return None
-    value, size = int(bits, 16), element.compile_time_size
-    return value.to_bytes(size, "little") if value < 1 << (8 * size) else None
+def _float_bits(element: AnyFloat, bits: int) -> bytes | None:
+    """The float whose bit pattern is `bits` (`HexadecimalFloats`), packed as
+    an `element`, if they fit its width (None otherwise)."""
+    size = element.compile_time_size
+    return bits.to_bytes(size, "little") if bits < 1 << (8 * size) else None
 
 
 def _integer_data(element: IntegerType, numbers: list[str]) -> bytes | None:
@@ -1070,10 +1068,9 @@ class _HexadecimalElement(AttrParser._TensorLiteralElement):  # pyright: ignore[
             parser.raise_error(
                 "hexadecimal float literal should not have a leading minus", self.span
             )
-        size = type.compile_time_size
-        if self.value >= 1 << (8 * size):
+        if (data := _float_bits(type, self.value)) is None:
             parser.raise_error(f"hexadecimal float constant out of range for {type}", self.span)
-        return next(type.iter_unpack(self.value.to_bytes(size, "little")))
+        return next(type.iter_unpack(data))
 
 
 class HexadecimalFloats(Parser):
@@ -1391,15 +1388,12 @@ class FastParser(HexadecimalFloats):
         if match is None or (attributes := self._plain_dictionary(match["attributes"])) is None:
             return None
         name = match["name"]
-        self._resume_from(match.end())
-        region = self._region_of(ModuleOp, None)
-        if not region.blocks:
-            region.add_block(Block())
-        properties = {} if name is None else {"sym_name": unverified_data(StringAttr, name)}
-        module = build_operation(ModuleOp, [], [], properties, attributes)
-        module.add_region(region)
-        if (location := self.parse_optional_location()) is not None:
-            module.location = location
+        properties: dict[str, Attribute] = {}
+        if name is not None:
+            properties["sym_name"] = unverified_data(StringAttr, name)
+        module = self._op_with_body(ModuleOp, match.end(), None, properties, attributes)
+        if not module.regions[0].blocks:
+            module.regions[0].add_block(Block())
         return module
 
     def _parse_plain_func(self) -> Operation | None:
@@ -1420,7 +1414,7 @@ class FastParser(HexadecimalFloats):
         ):
             return None
         entry = [Parser.Argument(name, t) for name, t in arguments]
-        return self._function_with_body(op_type, match.end(), entry, *header)
+        return self._op_with_body(op_type, match.end(), entry, *header)
 
     def _parse_plain_func_declaration(self, op_type: type[Operation]) -> Operation | None:
         """The plain `func.func` declaration at the current token (None,
@@ -1483,7 +1477,7 @@ class FastParser(HexadecimalFloats):
         source = self.lexer.input
         entry = [Parser.Argument(Span(*argument.span(1), source), cast(Attribute, argument_type))
                  for argument, argument_type in zip(arguments, types, strict=True)]  # fmt: skip
-        return self._function_with_body(op_type, match.end(), entry, properties, {})
+        return self._op_with_body(op_type, match.end(), entry, properties, {})
 
     def _parse_plain_for(self) -> Operation | None:
         """The `scf.for` at the current token if its header is plain
@@ -1508,17 +1502,18 @@ class FastParser(HexadecimalFloats):
             op.location = location
         return op
 
-    def _function_with_body(
+    def _op_with_body(
         self,
         op_type: type[Operation],
         header_end: int,
-        entry: list[Parser.Argument],
+        entry: list[Parser.Argument] | None,
         properties: dict[str, Attribute],
         attributes: dict[str, Attribute],
     ) -> Operation:
-        """The function of a plain header ending at `header_end`: its body read
-        there (`_region_of`, its entry block's arguments `entry`), the op built
-        directly, and a location after it."""
+        """The op (a function, a module) of a plain header ending at
+        `header_end`: its body read there (`_region_of`, its entry block's
+        arguments `entry`, if any), the op built directly, and a location
+        after it."""
         self._resume_from(header_end)
         region = self._region_of(op_type, entry)
         op = build_operation(op_type, [], [], properties, attributes)
@@ -1570,14 +1565,23 @@ class FastParser(HexadecimalFloats):
         if match is None:
             return None
         after = _BLANK.match(self._text, match.end()).end()  # pyright: ignore[reportOptionalMemberAccess]
-        names = list(_SSA_NAMES.finditer(self._text, *match.span(1)))
-        types = self._known_types(match.span(2))
-        if len(types) != len(names) or None in types or self._text.startswith(followers, after):
+        operands = self._typed_operands(match.span(1), self._known_types(match.span(2)))
+        if operands is None or self._text.startswith(followers, after):
             return None
-        values = [self._plain_operand(name.span(), cast(Attribute, t))
-                  for name, t in zip(names, types, strict=True)]  # fmt: skip
+        values = [self._plain_operand(*operand) for operand in operands]
         self._resume_from(match.end())
         return values
+
+    def _typed_operands(
+        self, names: tuple[int, int], types: list[TypeAttribute | None]
+    ) -> list[tuple[tuple[int, int], Attribute]] | None:
+        """Each operand name in the span `names` of the text (its span) with
+        its type in `types`, if there is one known type per name (None
+        otherwise); nothing is resolved yet (`_plain_operand`)."""
+        spans = [name.span() for name in _SSA_NAMES.finditer(self._text, *names)]
+        if len(spans) != len(types) or None in types:
+            return None
+        return list(zip(spans, cast(list[Attribute], types), strict=True))
 
     def _parse_plain_constant(
         self, op_type: type[Operation], head: re.Match[str]
@@ -1617,12 +1621,11 @@ class FastParser(HexadecimalFloats):
         index_types = self._known_types(match.span(4)) if match[4] else []
         element_type = self._known_type(match[5])
         indices = [text.strip() for text in match[3].split(",")]
-        operands = [text for text in indices if text.startswith("%")]
         constants = [int(text) for text in indices if not text.startswith("%")]
+        operands = self._typed_operands(match.span(3), index_types)
         if (
             element_type is None
-            or None in index_types
-            or len(index_types) != len(operands)
+            or operands is None
             or any(value not in _GEP_CONSTANT_RANGE for value in constants)
         ):
             return None
@@ -1635,13 +1638,8 @@ class FastParser(HexadecimalFloats):
         if match[1]:
             properties["inbounds"] = UnitAttr()
         pointer = self._pointer_type()
-        start = match.start(3)
-        names = [m.span() for m in _SSA_NAMES.finditer(self._text, start, match.end(3))]
         values = [self._plain_operand(match.span(2), pointer)]
-        values += [
-            self._plain_operand(name, cast(Attribute, t))
-            for name, t in zip(names, index_types, strict=True)
-        ]
+        values += [self._plain_operand(*operand) for operand in operands]
         self._resume_from(match.end())
         return build_operation(op_type, values, [pointer], properties, {})
 
@@ -1654,15 +1652,11 @@ class FastParser(HexadecimalFloats):
         match = _PLAIN_CALL_INTRINSIC.match(self._text, head.end())
         if match is None:
             return None
-        names = [m.span() for m in _SSA_NAMES.finditer(self._text, *match.span(2))]
-        types = self._known_types(match.span(3))
+        operands = self._typed_operands(match.span(2), self._known_types(match.span(3)))
         result = self._known_type(match[4])
-        if result is None or None in types or len(types) != len(names):
+        if result is None or operands is None:
             return None
-        values = [
-            self._plain_operand(name, cast(Attribute, t))
-            for name, t in zip(names, types, strict=True)
-        ]
+        values = [self._plain_operand(*operand) for operand in operands]
         properties = {
             "intrin": unverified_data(StringAttr, match[1]),
             "operandSegmentSizes": _i32_array((len(values), 0)),
