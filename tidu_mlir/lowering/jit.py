@@ -29,7 +29,7 @@ import dataclasses
 import hashlib
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, NoReturn, cast
 
@@ -56,6 +56,7 @@ from tidu_mlir.collector import collection_paused
 from tidu_mlir.config import LRUCache
 from tidu_mlir.dialects.prim.check import check_failure
 from tidu_mlir.lowering.allocation_guard import (
+    CHECK_FAILED_PREFIX,
     FAILED,
     FIRST_CHECK,
     KEY_GLOBAL,
@@ -410,13 +411,7 @@ class CompiledModule:
         time in seconds is added to `timings` (`llvm-text`, or `lower-to-llvm`
         and `translate`: `_llvm_ir`; `llvm-opt`, `codegen`); with `keep_object`
         the generated object code is kept in `objects` (for the disk cache)."""
-        self.prototypes = {
-            op.sym_name.data: Prototype.of(op)
-            for op in module.ops
-            if isinstance(op, func.FuncOp)
-            and not op.is_declaration
-            and op.sym_visibility != builtin.StringAttr("private")
-        }
+        self.prototypes = _entry_prototypes(module)
         self._signatures: dict[str, Signature] = {}
         with collection_paused():
             self._compile(module, consume, timings, keep_object)
@@ -442,24 +437,55 @@ class CompiledModule:
                 objects = [object_code(optimized, new_target_machine(), concurrent=False)]
             _lap(timings, "codegen", clock)
         else:
-            objects = self._compile_pipelined(parts, program, threads, timings)
+            objects = self._compile_pipelined(
+                llvm_ir_of_parts(parts, program, timings), threads, timings
+            )
         self._engine = _engine_from_objects(objects)
         self.objects = objects if keep_object else None
 
+    @classmethod
+    def of_modules(
+        cls,
+        modules: Iterable[ModuleOp],
+        entry: ModuleOp,
+        *,
+        timings: dict[str, float] | None = None,
+        keep_object: bool = False,
+    ) -> "CompiledModule":
+        """One program from loop-level `modules` and their `entry` module (the
+        program's entry points, calling the others' public functions), each
+        module's LLVM IR compiled in threads while the next one is made: a
+        generator of `modules` can lower each one when it is asked for
+        (`segment`). Consumes the modules; `timings` and `keep_object` as for
+        the constructor."""
+        self = cls.__new__(cls)
+        self.prototypes = _entry_prototypes(entry)
+        self._signatures = {}
+        entries = frozenset(self.prototypes)
+        failures: list[str] = []
+
+        def texts() -> Iterator[str]:
+            for module in modules:
+                yield _llvm_ir(module, _program_part(module, frozenset(), failures), timings)
+            program = _program_part(entry, entries, failures)
+            yield _llvm_ir(entry, dataclasses.replace(program, defines_globals=True), timings)
+
+        with collection_paused():
+            objects = self._compile_pipelined(texts(), compile_threads(), timings)
+            self._engine = _engine_from_objects(objects)
+        self.objects = objects if keep_object else None
+        return self
+
     def _compile_pipelined(
-        self,
-        parts: list[ModuleOp],
-        program: ProgramGuards,
-        threads: int,
-        timings: dict[str, float] | None,
+        self, texts: Iterable[str], threads: int, timings: dict[str, float] | None
     ) -> list[bytes]:
-        """The objects of `parts` (`partition.split_module`), each lowered and
-        translated here while LLVM compiles those before it in threads
-        (`llvm_threads`). Timings: `lower-to-llvm` and `translate` as usual,
-        `llvm-opt` and `codegen` the threads' time (spent beside the lowering),
-        `llvm-wait` the time LLVM took after the lowering ended."""
+        """The objects of the LLVM IR `texts`, each made here (`texts` may lower
+        and translate it when asked for) while LLVM compiles those before it
+        in threads (`llvm_threads`). Timings: `llvm-opt` and `codegen` the
+        threads' time (spent beside the lowering), `llvm-wait` the time LLVM
+        took after the last text was made."""
         with PipelinedCompilation(threads) as compilation:
-            for text in llvm_ir_of_parts(parts, program, timings):
+            for text in texts:
                 compilation.submit(text)
             clock = time.perf_counter()
             compiled = compilation.finish()
@@ -522,6 +548,30 @@ class CompiledModule:
         if pointer.value is None:
             return f"a run-time check failed (check #{index})"
         return ctypes.string_at(pointer.value).decode(errors="replace")
+
+
+def _entry_prototypes(module: ModuleOp) -> dict[str, Prototype]:
+    """The prototypes of the entry points of `module`: its public definitions."""
+    return {
+        op.sym_name.data: Prototype.of(op)
+        for op in module.ops
+        if isinstance(op, func.FuncOp)
+        and not op.is_declaration
+        and op.sym_visibility != builtin.StringAttr("private")
+    }
+
+
+def _program_part(module: ModuleOp, entries: frozenset[str], failures: list[str]) -> ProgramGuards:
+    """What a module of a program compiled module by module shares with the
+    others: the program's `entries` (guarded where defined) and its check
+    failure functions numbered in order of first appearance, `failures`,
+    which this module's own extend (the key and the message table are
+    defined by the last module, which knows them all)."""
+    for op in module.ops:
+        name = op.sym_name.data if isinstance(op, func.FuncOp) else ""
+        if name.startswith(CHECK_FAILED_PREFIX) and name not in failures:
+            failures.append(name)
+    return ProgramGuards(entries, tuple(failures), defines_globals=False)
 
 
 def llvm_ir_of_parts(

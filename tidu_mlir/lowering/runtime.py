@@ -5,7 +5,8 @@
 
 The function is cloned into a module of its own, lowered by `lower-to-llvm`
 (bufferize, fused loop nests, llvm dialect), optimized at O3 and loaded by MCJIT
-(`jit.CompiledModule`). Arguments are checked by the JIT layer: exact dtype and
+(`jit.CompiledModule`). A large one is first cut into segments (`segment`),
+each lowered while LLVM compiles the ones before it. Arguments are checked by the JIT layer: exact dtype and
 shape, C-contiguous and aligned, else `TypeError`/`ValueError` naming the
 argument (a Python number of the tensor's kind is accepted for a rank-0 tensor).
 Outputs are freshly allocated; one result is returned as an array, several as a
@@ -39,6 +40,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +66,7 @@ from tidu_mlir.lowering import (
     pool_buffers,
     prim_to_loops,
     promote_buffers,
+    segment,
 )
 from tidu_mlir.lowering.allocator import retain_freed_memory
 from tidu_mlir.lowering.jit import (
@@ -72,6 +75,7 @@ from tidu_mlir.lowering.jit import (
     JitFunction,
     Signature,
 )
+from tidu_mlir.lowering.llvm_threads import compile_threads
 from tidu_mlir.lowering.lower_to_llvm import lower_prim_to_loops
 from tidu_mlir.lowering.vector_library import libmvec_available
 
@@ -104,14 +108,24 @@ class CompiledFunction:
                 raise TypeError(f"@{self.name}: only tensor arguments and results, got {typ}")
         start = time.perf_counter()
         with collection_paused():
-            module = ModuleOp([function.clone()])
-            lower_prim_to_loops(module, Context(allow_unregistered=True))
-            if timings is not None:
-                timings["lower-to-loops"] = time.perf_counter() - start
-            # Cached by this function's text (`compile_function`): no second key to print.
-            self.module = CompiledModule(
-                module, consume=True, timings=timings, keep_object=keep_object
-            )
+            function = function.clone()
+            segments = segment.segment_function(function) if compile_threads() > 1 else None
+            if segments is not None:
+                self.module = CompiledModule.of_modules(
+                    _lowered(segments.modules, timings),
+                    segments.entry,
+                    timings=timings,
+                    keep_object=keep_object,
+                )
+            else:
+                module = ModuleOp([function])
+                lower_prim_to_loops(module, Context(allow_unregistered=True))
+                if timings is not None:
+                    timings["lower-to-loops"] = time.perf_counter() - start
+                # Cached by this function's text (`compile_function`): no second key to print.
+                self.module = CompiledModule(
+                    module, consume=True, timings=timings, keep_object=keep_object
+                )
         self._source: str | None = None
         self._bind()
         COUNTS["lowerings"] += 1
@@ -157,6 +171,19 @@ class CompiledFunction:
             if i < len(arrays):
                 arrays[i] = _rank0(arrays[i], dtype)
         return self._native(*arrays)
+
+
+def _lowered(modules: list[ModuleOp], timings: dict[str, float] | None) -> Iterator[ModuleOp]:
+    """Each of `modules` lowered to loops when asked for, the time added to
+    `timings["lower-to-loops"]`."""
+    for module in modules:
+        start = time.perf_counter()
+        lower_prim_to_loops(module, Context(allow_unregistered=True))
+        if timings is not None:
+            timings["lower-to-loops"] = (
+                timings.get("lower-to-loops", 0.0) + time.perf_counter() - start
+            )
+        yield module
 
 
 _RANK0_NUMBERS: dict[str, tuple[type, ...]] = {
@@ -216,6 +243,7 @@ def lowering_options() -> dict[str, Any]:
         "blas-min-flops": blas.BLAS_MIN_FLOPS,
         "gemv-min-flops": blas.GEMV_MIN_FLOPS,
         "max-cluster-ops": fusion.MAX_CLUSTER_OPS,
+        "segment-ops": segment.SEGMENT_OPS,
         "alignment": prim_to_loops.ALIGNMENT,
         "stack-buffers": [
             promote_buffers.MAX_ALLOC_BYTES,
