@@ -27,6 +27,10 @@ the default):
   in threads while the next is lowered (`tidu_mlir.lowering.llvm_threads`);
   0 means the CPUs the process may run on, 1 compiles in the calling thread
   only. Small functions are compiled whole;
+* `segment_ops` (`TIDU_SEGMENT_OPS`, 1500): with more than one compile
+  thread, a function of more than twice this many prim ops is cut into
+  segments of about this size, each lowered while LLVM compiles the ones
+  before it (`tidu_mlir.lowering.segment`); 0 never cuts;
 * `llvm_text` (`TIDU_LLVM_TEXT`, True): the JIT writes LLVM IR straight
   from the loop-level IR (`tidu_mlir.lowering.llvm_text`); off, it lowers
   through the `llvm` dialect as `tidu-opt -p lower-to-llvm` does (the
@@ -76,6 +80,7 @@ SETTINGS: dict[str, Setting] = {
     "log_compiles": Setting("TIDU_LOG_COMPILES", False),
     "compile_threads": Setting("TIDU_COMPILE_THREADS", 0),
     "llvm_text": Setting("TIDU_LLVM_TEXT", True),
+    "segment_ops": Setting("TIDU_SEGMENT_OPS", 1500),
 }
 
 _values: dict[str, int] = {}

@@ -78,8 +78,8 @@ def cuts(monkeypatch: pytest.MonkeyPatch) -> list[Cut]:
     """Segments of about 2 ops; the cuts made, recorded."""
     made: list[Cut] = []
 
-    def recorded(function: func.FuncOp, size: int = 2) -> Segments | None:
-        result = segment_function(function, size)
+    def recorded(function: func.FuncOp, _size: int) -> Segments | None:
+        result = segment_function(function, 2)
         if result is not None:
             made.append(Cut(len(result.modules), _signature_types(result)))
         return result
@@ -220,3 +220,29 @@ def test_the_entry_module_prints_and_parses_back() -> None:
     parsed = Parser(make_context(), text).parse_module()
     parsed.verify()
     assert str(parsed) == text
+
+
+def test_segment_ops_sets_the_size_and_zero_never_cuts(
+    two_threads: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sizes: list[int] = []
+
+    def recorded(function: func.FuncOp, size: int) -> Segments | None:
+        sizes.append(size)
+        return segment_function(function, size)
+
+    monkeypatch.setattr(segment, "segment_function", recorded)
+    good = np.linspace(0.1, 0.4, 16)
+    try:
+        config.update("segment_ops", 0)
+        whole = runtime.compile_function(checked_at_both_ends(30, "never"))
+        assert sizes == []
+        config.update("segment_ops", 40)
+        cut = runtime.compile_function(checked_at_both_ends(30, "forty"))
+        assert sizes == [40]
+        assert cut.module.llvm_ir is not None and whole.module.llvm_ir is not None
+        assert whole.module.llvm_ir.count("define") < cut.module.llvm_ir.count("define")
+    finally:
+        config.reset("segment_ops")
+    for got, want in zip(cut(good), whole(good), strict=True):
+        np.testing.assert_array_equal(got, want)

@@ -5,12 +5,12 @@
 
 The function is cloned into a module of its own, lowered by `lower-to-llvm`
 (bufferize, fused loop nests, llvm dialect), optimized at O3 and loaded by MCJIT
-(`jit.CompiledModule`). A large one is first cut into segments (`segment`),
-each lowered while LLVM compiles the ones before it. Arguments are checked by the JIT layer: exact dtype and
-shape, C-contiguous and aligned, else `TypeError`/`ValueError` naming the
-argument (a Python number of the tensor's kind is accepted for a rank-0 tensor).
-Outputs are freshly allocated; one result is returned as an array, several as a
-tuple.
+(`jit.CompiledModule`). A large one is first cut into segments (`segment`), each
+lowered while LLVM compiles the ones before it. Arguments are checked by the JIT
+layer: exact dtype and shape, C-contiguous and aligned, else
+`TypeError`/`ValueError` naming the argument (a Python number of the tensor's
+kind is accepted for a rank-0 tensor). Outputs are freshly allocated; one result
+is returned as an array, several as a tuple.
 
 Cache: keyed by the SHA-256 of the printed function (its body, shapes and
 dtypes), least recently used first out beyond `td.config.compile_cache_size`
@@ -109,7 +109,9 @@ class CompiledFunction:
         start = time.perf_counter()
         with collection_paused():
             function = function.clone()
-            segments = segment.segment_function(function) if compile_threads() > 1 else None
+            size = config.get("segment_ops")
+            cut = size > 0 and compile_threads() > 1
+            segments = segment.segment_function(function, size) if cut else None
             if segments is not None:
                 self.module = CompiledModule.of_modules(
                     _lowered(segments.modules, timings),
@@ -243,7 +245,7 @@ def lowering_options() -> dict[str, Any]:
         "blas-min-flops": blas.BLAS_MIN_FLOPS,
         "gemv-min-flops": blas.GEMV_MIN_FLOPS,
         "max-cluster-ops": fusion.MAX_CLUSTER_OPS,
-        "segment-ops": segment.SEGMENT_OPS,
+        "segment-ops": config.get("segment_ops"),
         "alignment": prim_to_loops.ALIGNMENT,
         "stack-buffers": [
             promote_buffers.MAX_ALLOC_BYTES,

@@ -6,18 +6,18 @@ reaches LLVM only when all of it is at the loop level, so the second core
 idles through the lowering. Cut at the prim level, each segment is lowered
 while LLVM compiles the ones before it.
 
-`segment_function` cuts a function of more than twice `SEGMENT_OPS` prim ops
-(nested ones counted) into consecutive runs of top-level ops of about that
-size. Each run becomes a public tensor function `@name__segK` of the values
-it reads from earlier runs or the arguments, returning the values that later
-runs read; the last returns the function's results. Constants are re-created
-in every segment that reads them, so they never cross. A cut is made only
-where every value crossing it has a static shape (the tapes of a recorded
-loop do not). The function itself becomes `entry`, at the loop level in the
-buffer calling convention: it allocates a buffer per crossing value, calls
-the segments in order and frees the buffers. Each segment is then lowered
-and compiled as an entry point of its own module, the entry in a last one
-(`jit.CompiledModule.of_modules`); fusion stops at a cut, nothing else
+`segment_function` cuts a function of more than twice `size` prim ops (nested
+ones counted; `td.config.segment_ops`, 1500 by default) into consecutive runs of
+top-level ops of about that size. Each run becomes a public tensor function
+`@name__segK` of the values it reads from earlier runs or the arguments,
+returning the values that later runs read; the last returns the function's
+results. Constants are re-created in every segment that reads them, so they
+never cross. A cut is made only where every value crossing it has a static shape
+(the tapes of a recorded loop do not). The function itself becomes `entry`, at
+the loop level in the buffer calling convention: it allocates a buffer per
+crossing value, calls the segments in order and frees the buffers. Each segment
+is then lowered and compiled as an entry point of its own module, the entry in a
+last one (`jit.CompiledModule.of_modules`); fusion stops at a cut, nothing else
 changes.
 """
 
@@ -36,10 +36,6 @@ from tidu_mlir.lowering.pool_buffers import PoolBuffersPass
 from tidu_mlir.lowering.prim_to_loops import ALLOC_PROPERTIES
 from tidu_mlir.lowering.promote_buffers import PromoteBuffersToStackPass
 from tidu_mlir.lowering.split import op_count
-
-SEGMENT_OPS = 1500
-"""Prim ops (nested ones included) per segment; functions up to twice as large
-are not cut."""
 
 
 @dataclass
@@ -61,7 +57,7 @@ class _Segment:
     outputs: list[SSAValue]
 
 
-def segment_function(function: func.FuncOp, size: int = SEGMENT_OPS) -> Segments | None:
+def segment_function(function: func.FuncOp, size: int) -> Segments | None:
     """`function` (consumed: its ops are moved) cut into segments, or None when
     it is not larger than `2 * size` or has no place to cut."""
     block = function.body.block
