@@ -23,7 +23,7 @@ import tidu_mlir as td
 import tidu_mlir.numpy as tnp
 from tidu_mlir import config
 from tidu_mlir.dialects import prim
-from tidu_mlir.lowering import disk_cache, runtime, segment
+from tidu_mlir.lowering import disk_cache, jit, runtime, segment
 from tidu_mlir.lowering.bufferize import NUM_OUTPUTS_ATTR
 from tidu_mlir.lowering.segment import Segments, segment_function
 from tidu_mlir.registry import make_context
@@ -186,12 +186,14 @@ DIFFERENTIATED = ("elementwise math", "fori_loop", "while_loop", "cond", "scan")
 
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_programs_cut_small_give_the_numbers_and_gradients_of_the_whole(
-    name: str, two_threads: None, cuts: list[Cut]
+    name: str, two_threads: None, cuts: list[Cut], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every program of the llvm_text tests (loops, while loops with their
     recorded tapes under `grad`, conds, scans, kernels, LAPACK, complex
     numbers, integers) cut every 2 ops: the values (and gradients) of the
     program compiled whole, and no value of a dynamic shape crosses a cut."""
+    fallbacks: list[object] = []
+    monkeypatch.setattr(jit, "lower_to_llvm_dialect", fallbacks.append)
     fn, args = PROGRAMS[name]
     transforms: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [td.jit]
     if name in DIFFERENTIATED:
@@ -210,6 +212,7 @@ def test_programs_cut_small_give_the_numbers_and_gradients_of_the_whole(
         assert not cuts
         np.testing.assert_allclose(np.asarray(got), np.asarray(whole), rtol=1e-13, atol=1e-13)
     assert made, "the program or its gradient was cut"
+    assert not fallbacks, "every module's LLVM IR was written directly (`llvm_text`)"
 
 
 def test_the_entry_module_prints_and_parses_back() -> None:
