@@ -34,18 +34,22 @@ SMALL = "the sum is not below 1e6"
 POSITIVE = "an element is not positive"
 
 
+def chain_steps(x: SSAValue, steps: int) -> SSAValue:
+    """`steps` steps of an elementwise chain with reductions on a 16-vector,
+    bounded (sines) unless an exponential overflows."""
+    for _ in range(steps):
+        s = prim.ReduceSumOp(prim.ExpOp(prim.MulOp(x, x)), [0])
+        x = prim.AddOp(prim.SinOp(x), prim.BroadcastInDimOp(prim.SinOp(s), [], tensor([16]))).result
+    return x
+
+
 def checked_chain(steps: int, name: str) -> func.FuncOp:
-    """`steps` steps of an elementwise chain with reductions (many parts once
-    split), then two checks of the result (in the last part). Bounded (sines)
-    unless an exponential overflows: then the sum is NaN, not below 1e6."""
+    """`steps` steps of `chain_steps` (many parts once split), then two checks
+    of the result (in the last part). Bounded unless an exponential
+    overflows: then the sum is NaN, not below 1e6."""
 
     def body(x: SSAValue) -> list[prim.PrimOp]:
-        y: SSAValue = x
-        for _ in range(steps):
-            s = prim.ReduceSumOp(prim.ExpOp(prim.MulOp(y, y)), [0])
-            y = prim.AddOp(
-                prim.SinOp(y), prim.BroadcastInDimOp(prim.SinOp(s), [], tensor([16]))
-            ).result
+        y = chain_steps(x, steps)
         total = prim.ReduceSumOp(y, [0])
         small = prim.CompareOp("lt", total, prim.ConstantOp.from_value(np.float64(1e6)))
         lowest = prim.NegOp(prim.ReduceMaxOp(prim.NegOp(x), [0]))

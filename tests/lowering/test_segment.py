@@ -30,25 +30,22 @@ from tidu_mlir.registry import make_context
 
 from .oracle import build, tensor
 from .test_llvm_text import PROGRAMS
+from .test_llvm_threads import chain_steps
 
 POSITIVE = "an element is not positive"
 SMALL = "the sum is not below 1e6"
 
 
 def checked_at_both_ends(steps: int, name: str) -> func.FuncOp:
-    """A check of the input first, `steps` steps of a chain with reductions,
-    then a check of the result: cut small, the checks are in the first and
-    the last segment (their failure codes are numbered across modules)."""
+    """A check of the input first, `steps` steps of `chain_steps`, then a
+    check of the result: cut small, the checks are in the first and the last
+    segment (their failure codes are numbered across modules)."""
 
     def body(x: SSAValue) -> list[Operation | SSAValue]:
         zero = prim.ConstantOp.from_value(np.float64(0.0))
         lowest = prim.NegOp(prim.ReduceMaxOp(prim.NegOp(x), [0]))
-        y: SSAValue = prim.CheckOp(prim.CompareOp("gt", lowest, zero), x, POSITIVE).result
-        for _ in range(steps):
-            s = prim.ReduceSumOp(prim.ExpOp(prim.MulOp(y, y)), [0])
-            y = prim.AddOp(
-                prim.SinOp(y), prim.BroadcastInDimOp(prim.SinOp(s), [], tensor([16]))
-            ).result
+        checked = prim.CheckOp(prim.CompareOp("gt", lowest, zero), x, POSITIVE)
+        y = chain_steps(checked.result, steps)
         total = prim.ReduceSumOp(y, [0])
         small = prim.CompareOp("lt", total, prim.ConstantOp.from_value(np.float64(1e6)))
         return [prim.CheckOp(small, y, SMALL), total, y]
