@@ -97,6 +97,15 @@ dynamic sizes): such allocs are built with `create`, as the IRDL constructor
 costs ~40 µs each."""
 
 
+def temporary_alloc(tensor_type: TensorType) -> tuple[memref.AllocOp, bool]:
+    """The (not yet inserted) allocation of a temporary holding a tensor of
+    `tensor_type`, and whether it is a complex (re, im) view."""
+    view_type, is_complex = buffer_memref_type(
+        tensor_type.get_element_type(), tensor_type.get_shape()
+    )
+    return memref.AllocOp.create(result_types=[view_type], properties=ALLOC_PROPERTIES), is_complex
+
+
 FUSED_OPS: frozenset[type[Operation]] = frozenset({*ELEMENT_RULES, prim.BroadcastInDimOp})
 """Ops computed inside a fused elementwise loop nest (`broadcast_in_dim` as an index map)."""
 
@@ -212,10 +221,7 @@ class FunctionLowering:
             self.destinations[source] = [_reshaped(dest, prim.tensor_type_of(source), point)]
 
     def _alloc(self, tensor_type: TensorType) -> Buffer:
-        view_type, is_complex = buffer_memref_type(
-            tensor_type.get_element_type(), tensor_type.get_shape()
-        )
-        alloc = memref.AllocOp.create(result_types=[view_type], properties=ALLOC_PROPERTIES)
+        alloc, is_complex = temporary_alloc(tensor_type)
         self.builder.insert(alloc)
         self.temporaries.append(alloc.memref)
         return Buffer(alloc.memref, is_complex)

@@ -32,9 +32,8 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from tidu_mlir.dialects import prim
 from tidu_mlir.lowering.bufferize import NUM_OUTPUTS_ATTR, buffer_type
-from tidu_mlir.lowering.loops import buffer_memref_type
 from tidu_mlir.lowering.pool_buffers import PoolBuffersPass
-from tidu_mlir.lowering.prim_to_loops import ALLOC_PROPERTIES
+from tidu_mlir.lowering.prim_to_loops import temporary_alloc
 from tidu_mlir.lowering.promote_buffers import PromoteBuffersToStackPass
 from tidu_mlir.lowering.split import op_count
 
@@ -242,10 +241,8 @@ def _entry_module(function: func.FuncOp, names: list[str], segments: list[_Segme
 
 
 def _temporary(block: Block, value: SSAValue) -> SSAValue:
-    """A buffer for `value` allocated at the end of `block` (a complex tensor's
-    as (re, im) pairs of reals, as `convert-prim-to-loops` allocates it)."""
-    typ = prim.tensor_type_of(value)
-    buffer, _ = buffer_memref_type(typ.get_element_type(), typ.get_shape())
-    alloc = memref.AllocOp.create(result_types=[buffer], properties=ALLOC_PROPERTIES)
+    """A buffer for `value` allocated at the end of `block`, as
+    `convert-prim-to-loops` allocates a temporary."""
+    alloc, _ = temporary_alloc(prim.tensor_type_of(value))
     block.add_op(alloc)
     return alloc.memref
