@@ -94,16 +94,29 @@ class ProgramGuards:
     def of(module: ModuleOp) -> ProgramGuards:
         """The entry points (public definitions) and failure functions
         (declarations) of a loop-level `module`, before it is cut."""
-        functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
-        entries = {
-            f.sym_name.data
-            for f in functions
-            if not f.is_declaration and f.sym_visibility != StringAttr("private")
-        }
-        failures = sorted(
-            f.sym_name.data for f in functions if f.sym_name.data.startswith(CHECK_FAILED_PREFIX)
-        )
-        return ProgramGuards(frozenset(entries), tuple(failures))
+        entries = frozenset(f.sym_name.data for f in entry_points(module))
+        return ProgramGuards(entries, tuple(sorted(check_failures(module))))
+
+
+def entry_points(module: ModuleOp) -> list[func.FuncOp]:
+    """The functions of `module` callable from outside: its public definitions."""
+    return [
+        op
+        for op in module.ops
+        if isinstance(op, func.FuncOp)
+        and not op.is_declaration
+        and op.sym_visibility != StringAttr("private")
+    ]
+
+
+def check_failures(module: ModuleOp) -> list[str]:
+    """The failure functions of the `prim.check`s of a loop-level `module`
+    (declared by the lowering), in module order."""
+    return [
+        op.sym_name.data
+        for op in module.ops
+        if isinstance(op, func.FuncOp) and op.sym_name.data.startswith(CHECK_FAILED_PREFIX)
+    ]
 
 
 def add_allocation_guards(

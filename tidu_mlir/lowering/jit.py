@@ -56,12 +56,13 @@ from tidu_mlir.collector import collection_paused
 from tidu_mlir.config import LRUCache
 from tidu_mlir.dialects.prim.check import check_failure
 from tidu_mlir.lowering.allocation_guard import (
-    CHECK_FAILED_PREFIX,
     FAILED,
     FIRST_CHECK,
     KEY_GLOBAL,
     MESSAGES_GLOBAL,
     ProgramGuards,
+    check_failures,
+    entry_points,
     guard_name,
     install_key,
 )
@@ -552,13 +553,7 @@ class CompiledModule:
 
 def _entry_prototypes(module: ModuleOp) -> dict[str, Prototype]:
     """The prototypes of the entry points of `module`: its public definitions."""
-    return {
-        op.sym_name.data: Prototype.of(op)
-        for op in module.ops
-        if isinstance(op, func.FuncOp)
-        and not op.is_declaration
-        and op.sym_visibility != builtin.StringAttr("private")
-    }
+    return {op.sym_name.data: Prototype.of(op) for op in entry_points(module)}
 
 
 def _program_part(module: ModuleOp, entries: frozenset[str], failures: list[str]) -> ProgramGuards:
@@ -567,10 +562,7 @@ def _program_part(module: ModuleOp, entries: frozenset[str], failures: list[str]
     failure functions numbered in order of first appearance, `failures`,
     which this module's own extend (the key and the message table are
     defined by the last module, which knows them all)."""
-    for op in module.ops:
-        name = op.sym_name.data if isinstance(op, func.FuncOp) else ""
-        if name.startswith(CHECK_FAILED_PREFIX) and name not in failures:
-            failures.append(name)
+    failures.extend(name for name in check_failures(module) if name not in failures)
     return ProgramGuards(entries, tuple(failures), defines_globals=False)
 
 
