@@ -433,10 +433,10 @@ class CompiledModule:
             text = _llvm_ir(lowered, None, timings)
             clock = time.perf_counter()
             optimized, self.llvm_ir = optimize_with_text(text)
-            clock = _lap(timings, "llvm-opt", clock)
+            clock = lap(timings, "llvm-opt", clock)
             with LLVM_LOCK:
                 objects = [object_code(optimized, new_target_machine(), concurrent=False)]
-            _lap(timings, "codegen", clock)
+            lap(timings, "codegen", clock)
         else:
             objects = self._compile_pipelined(
                 llvm_ir_of_parts(parts, program, timings), threads, timings
@@ -490,7 +490,7 @@ class CompiledModule:
                 compilation.submit(text)
             clock = time.perf_counter()
             compiled = compilation.finish()
-            _lap(timings, "llvm-wait", clock)
+            lap(timings, "llvm-wait", clock)
         if timings is not None:
             timings["llvm-opt"] = timings.get("llvm-opt", 0.0) + sum(p.optimizing for p in compiled)
             timings["codegen"] = timings.get("codegen", 0.0) + sum(p.generating for p in compiled)
@@ -589,18 +589,18 @@ def _llvm_ir(
         try:
             text = llvm_ir_text(module, program)
         except NotWritten:
-            clock = _lap(timings, "llvm-text", clock)
+            clock = lap(timings, "llvm-text", clock)
         else:
-            _lap(timings, "llvm-text", clock)
+            lap(timings, "llvm-text", clock)
             return text
     lower_to_llvm_dialect(module)
-    clock = _lap(timings, "lower-to-llvm", clock)
+    clock = lap(timings, "lower-to-llvm", clock)
     text = translate_to_llvm_ir(module, program)
-    _lap(timings, "translate", clock)
+    lap(timings, "translate", clock)
     return text
 
 
-def _lap(timings: dict[str, float] | None, stage: str, start: float) -> float:
+def lap(timings: dict[str, float] | None, stage: str, start: float) -> float:
     """Add the time since `start` to `timings[stage]`; the current time."""
     now = time.perf_counter()
     if timings is not None:

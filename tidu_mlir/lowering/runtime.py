@@ -74,6 +74,7 @@ from tidu_mlir.lowering.jit import (
     CompiledModule,
     JitFunction,
     Signature,
+    lap,
 )
 from tidu_mlir.lowering.llvm_threads import compile_threads
 from tidu_mlir.lowering.lower_to_llvm import lower_prim_to_loops
@@ -122,8 +123,7 @@ class CompiledFunction:
             else:
                 module = ModuleOp([function])
                 lower_prim_to_loops(module, Context(allow_unregistered=True))
-                if timings is not None:
-                    timings["lower-to-loops"] = time.perf_counter() - start
+                lap(timings, "lower-to-loops", start)
                 # Cached by this function's text (`compile_function`): no second key to print.
                 self.module = CompiledModule(
                     module, consume=True, timings=timings, keep_object=keep_object
@@ -181,10 +181,7 @@ def _lowered(modules: list[ModuleOp], timings: dict[str, float] | None) -> Itera
     for module in modules:
         start = time.perf_counter()
         lower_prim_to_loops(module, Context(allow_unregistered=True))
-        if timings is not None:
-            timings["lower-to-loops"] = (
-                timings.get("lower-to-loops", 0.0) + time.perf_counter() - start
-            )
+        lap(timings, "lower-to-loops", start)
         yield module
 
 
@@ -267,23 +264,17 @@ def _compile(function: func.FuncOp, source: str, digest: str, start: float) -> C
         return compiled
     clock = time.perf_counter()
     key = disk_cache.entry_key(digest, lowering_options())
-    clock = _lap(timings, "disk-key", clock)
+    clock = lap(timings, "disk-key", clock)
     if (loaded := _load(root, key, source)) is not None:
-        _lap(timings, "disk-load", clock)
+        lap(timings, "disk-load", clock)
         _log(loaded.name, timings, start, " (disk cache hit)")
         return loaded
     compiled = CompiledFunction(function, timings=timings, keep_object=True)
     clock = time.perf_counter()
     _store(root, key, compiled)
-    _lap(timings, "disk-store", clock)
+    lap(timings, "disk-store", clock)
     _log(compiled.name, timings, start, " (disk cache miss)")
     return compiled
-
-
-def _lap(timings: dict[str, float], stage: str, start: float) -> float:
-    now = time.perf_counter()
-    timings[stage] = now - start
-    return now
 
 
 _LIBRARIES = {
