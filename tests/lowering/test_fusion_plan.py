@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tidu_mlir.dialects import prim
 from tidu_mlir.lowering import fusion
-from tidu_mlir.lowering.prim_to_loops import is_foldable, is_fusable
+from tidu_mlir.lowering.prim_to_loops import index_map_reads, is_foldable, is_fusable
 
 from .oracle import build, tensor
 
@@ -24,7 +24,7 @@ def planning_work(steps: int) -> tuple[int, int]:
 
     ops = list(build([T, T], body).body.block.ops)[:-1]
     before = fusion.work
-    nodes = fusion.plan(ops, is_fusable)
+    nodes = fusion.plan(ops, is_fusable, is_foldable, index_map_reads)
     return fusion.work - before, sum(isinstance(n, fusion.Cluster) for n in nodes)
 
 
@@ -47,7 +47,11 @@ def test_long_chain_clusters_are_sealed_when_full() -> None:
         return x
 
     ops = list(build([T, T], body).body.block.ops)[:-1]
-    sizes = [len(n.ops) for n in fusion.plan(ops, is_fusable) if isinstance(n, fusion.Cluster)]
+    sizes = [
+        len(n.ops)
+        for n in fusion.plan(ops, is_fusable, is_foldable, index_map_reads)
+        if isinstance(n, fusion.Cluster)
+    ]
     assert max(sizes) == fusion.MAX_CLUSTER_OPS
     assert sum(sizes) == n and len(sizes) == -(-n // fusion.MAX_CLUSTER_OPS)
 
@@ -64,7 +68,7 @@ def test_a_whole_reduction_joins_the_cluster_of_its_operand_and_seals_it() -> No
         return prim.SinOp(total), rows, prim.ReduceMaxOp(x, [0, 1])
 
     ops = list(build([T, T], body).body.block.ops)[:-1]
-    nodes = fusion.plan(ops, is_fusable, is_foldable)
+    nodes = fusion.plan(ops, is_fusable, is_foldable, index_map_reads)
     clusters = [[op.name for op in n.ops] for n in nodes if isinstance(n, fusion.Cluster)]
     assert clusters == [["prim.mul", "prim.exp", "prim.reduce_sum"], ["prim.sin"]]
     singles = [n.name for n in nodes if not isinstance(n, fusion.Cluster)]

@@ -21,7 +21,7 @@ from tidu_mlir.lowering.fusion import Cluster, plan
 from tidu_mlir.lowering.jit import CompiledModule
 from tidu_mlir.lowering.lower_to_llvm import LowerToLLVMPass, lower_prim_to_loops
 from tidu_mlir.lowering.parallel import ParallelizeLoopsPass
-from tidu_mlir.lowering.prim_to_loops import ConvertPrimToLoopsPass, is_fusable
+from tidu_mlir.lowering.prim_to_loops import ConvertPrimToLoopsPass, index_map_reads, is_fusable
 from tidu_mlir.lowering.runtime import CompiledFunction
 from tidu_mlir.lowering.split import NO_INLINE_ATTR, SplitFunctionsPass, op_count
 
@@ -211,7 +211,7 @@ def test_scan_between_elementwise_ops_is_not_fused() -> None:
         return prim.AddOp(prim.MulOp(e, op.carries[0]), e)
 
     function = build([tensor((3,)), tensor((4, 3))], body)
-    nodes = plan(list(function.body.block.ops)[:-1], is_fusable)
+    nodes = plan(list(function.body.block.ops)[:-1], is_fusable, reads=index_map_reads)
     kinds = [type(node) if not isinstance(node, Cluster) else Cluster for node in nodes]
     assert kinds == [Cluster, prim.ScanOp, Cluster]
     check(function)

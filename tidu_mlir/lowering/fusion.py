@@ -1,13 +1,13 @@
 """Fusion planning: which prim ops share one loop nest, and in which order nests run.
 
-A *cluster* is a set of elementwise ops (and `broadcast_in_dim`, fused as an
-index map) of one iteration shape, lowered to one loop nest, plus the
-reductions of a whole member to a scalar that the nest folds as it goes
-(`foldable`; their results, known only after the loop, seal the cluster to
-their readers). Clusters grow greedily in program order: an op joins the
+A *cluster* is a set of elementwise ops (and index maps such as
+`broadcast_in_dim`, `transpose` or `slice`) of one iteration shape, lowered
+to one loop nest, plus the reductions of a whole member to a scalar that the
+nest folds as it goes (`foldable`; their results, known only after the loop,
+seal the cluster to their readers). Clusters grow greedily in program order: an op joins the
 clusters of its elementwise producers, and merges them, unless that would
 make a cluster non-convex (some path leaves the cluster and re-enters it,
-e.g. through a reduction or a broadcast's operand, which must be
+e.g. through a reduction or an index map's operand, which must be
 materialized before the loop runs).
 
 A cluster holds at most `MAX_CLUSTER_OPS` ops (see there). Convexity is
@@ -98,16 +98,31 @@ work = 0
 reads it to check that planning stays linear in the number of ops."""
 
 
+Read = tuple[SSAValue, bool]
+"""A value an op reads, and whether it reads it at other indices than its own
+(an index map's operand, e.g. a transpose's), which needs the whole value in
+memory before the op's loop runs."""
+
+
+def operands_read(op: Operation) -> list[Read]:
+    """`op`'s operands, each read at the op's own indices (an elementwise op)."""
+    return [(operand, False) for operand in op.operands]
+
+
 def plan(
     ops: Sequence[Operation],
     fusable: Callable[[Operation], bool],
     foldable: Callable[[Operation], bool] = lambda op: False,
+    reads: Callable[[Operation], Sequence[Read]] = operands_read,
 ) -> list[Node]:
     """Group `ops` (topologically ordered) into clusters and order the nodes.
     A `foldable` op (a reduction of a whole value to a scalar) whose operand
     a cluster of its shape computes joins that cluster: the loop folds it as
     it goes, and its result, known only after the loop, seals it (no op
-    reading the result joins the cluster)."""
+    reading the result joins the cluster). `reads(op)` lists the values `op`
+    reads (its operands, or what they are computed from when the caller
+    computes some of them inside their readers' loops); an op never joins the
+    cluster of a value it reads at other indices than its own."""
     global work
     clusters = _Clusters()
     cluster_of: dict[Operation, int] = {}
@@ -115,15 +130,15 @@ def plan(
     folded: set[Operation] = set()
     for op in ops:
         deps: list[tuple[int | None, int]] = []  # (cluster id or None, rank) of nodes read
-        sealed: list[int] = []  # clusters read through a folded reduction
-        for operand in op.operands:
+        sealed: list[int] = []  # clusters read through a folded reduction or remapped
+        for operand, remapped in reads(op):
             work += 1
             producer = operand.owner
             if not isinstance(producer, Operation):
                 continue
             if producer in cluster_of:
                 k = clusters.find(cluster_of[producer])
-                if producer in folded:
+                if producer in folded or remapped:
                     sealed.append(k)
                     deps.append((None, clusters.rank[k]))
                 else:
@@ -144,9 +159,7 @@ def plan(
             continue
         chosen: list[int] = []
         size = 1
-        # A broadcast's operand is materialized before the loop: never fused with it.
-        joinable = [k for k in read if k not in sealed]
-        pending = [] if isinstance(op, prim.BroadcastInDimOp) else joinable
+        pending = [k for k in read if k not in sealed]
         while pending:  # once one cluster joins, it no longer holds another one back
             rejected: list[int] = []
             for k in pending:
@@ -167,7 +180,7 @@ def plan(
             if k not in chosen:
                 clusters.ceiling[k] = min(clusters.ceiling[k], rank)
         cluster_of[op] = new
-    return _order(ops, clusters, cluster_of)
+    return _order(ops, clusters, cluster_of, reads)
 
 
 def _folding_cluster(
@@ -196,7 +209,10 @@ def _rank(chosen: list[int], deps: list[tuple[int | None, int]], clusters: _Clus
 
 
 def _order(
-    ops: Sequence[Operation], clusters: _Clusters, cluster_of: dict[Operation, int]
+    ops: Sequence[Operation],
+    clusters: _Clusters,
+    cluster_of: dict[Operation, int],
+    reads: Callable[[Operation], Sequence[Read]],
 ) -> list[Node]:
     """Nodes in a topological order, ties broken by the position of their first op."""
     position = {op: i for i, op in enumerate(ops)}
@@ -215,7 +231,7 @@ def _order(
     users: dict[Node, list[Node]] = {node: [] for node in nodes}
     for node in nodes:
         for op in _ops_of(node):
-            for operand in op.operands:
+            for operand, _ in reads(op):
                 dep = node_of.get(operand.owner)  # pyright: ignore[reportArgumentType]
                 if dep is not None and dep is not node and dep not in deps[node]:
                     deps[node].add(dep)

@@ -1,6 +1,6 @@
-"""Loop-nest kernels of the indexing prim ops: iota, gather, scatter_add,
-scatter, dynamic_slice and dynamic_update_slice (`INDEXING_KERNELS`, merged
-into `kernels.KERNELS`).
+"""Loop-nest kernels of the indexing prim ops: iota, scatter_add, scatter,
+dynamic_slice and dynamic_update_slice (`INDEXING_KERNELS`, merged into
+`kernels.KERNELS`), and the index map of gather (`INDEXING_MAPS`).
 
 Indices and starts are loaded as i32/i64, cast to `index` (sign-extended) and
 normalized as the ops define them, with `arith` compare/select/maxsi/minsi, so
@@ -15,13 +15,15 @@ no access is out of bounds whatever the data:
 The kernels:
 
 * iota: one nest over the result storing the induction variable of `dimension`;
-* gather: an outer nest over the result's axes up to the last index axis loads
-  and normalizes one index, an inner nest over the trailing axes copies that
-  row of the operand;
+* gather has no kernel but an index map (`INDEXING_MAPS`): the result's
+  element at an index is the operand's at the normalized index read from the
+  indices, which `convert-prim-to-loops` fuses into its readers' loop nests;
 * scatter_add and scatter: the operand is copied into the result, then the
-  updates are visited in row-major order with the same two-level nest. The
-  visit is sequential, so duplicates accumulate (scatter_add) or the last one
-  in index order wins (scatter), as in the references;
+  updates are visited in row-major order: an outer nest over the updates'
+  axes up to the last index axis loads and normalizes one index, an inner
+  nest over the trailing axes writes that row. The visit is sequential, so
+  duplicates accumulate (scatter_add) or the last one in index order wins
+  (scatter), as in the references;
 * dynamic_slice: one nest over the result, reading at `index + start`;
 * dynamic_update_slice: the copy, then one nest over the update, writing at
   `index + start`.
@@ -34,7 +36,7 @@ dynamic_update_slice) are not at the loop's induction variable, so
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import cast
+from typing import TypeAlias, cast
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith
@@ -44,6 +46,13 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from tidu_mlir.dialects import prim
 from tidu_mlir.lowering.loops import Buffer, Index, LoopBuilder
 from tidu_mlir.lowering.scalar import Element, ScalarBuilder
+
+ElementRead: TypeAlias = Callable[[SSAValue, Index], Element]
+"""An operand's element at an index, as the fused loop nest reads it."""
+
+IndexMap: TypeAlias = Callable[[LoopBuilder, Builder, Operation, Index, ElementRead], Index]
+"""Where in an index-map op's first operand its result's element at `ivs` is
+(`kernels.INDEX_MAPS`); other operands are read through the `ElementRead`."""
 
 
 def _insert(b: Builder, op: Operation) -> SSAValue:
@@ -124,24 +133,18 @@ def iota_kernel(
     lb.nest(b, out.shape, body)
 
 
-def gather_kernel(
-    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Buffer], out: Buffer
-) -> None:
+def _gather_index(
+    lb: LoopBuilder, b: Builder, op: Operation, ivs: Index, read: ElementRead
+) -> Index:
+    """The result's axes before `axis` and after the index axes are the
+    operand's; along `axis`, the (normalized) index read at the index axes."""
     assert isinstance(op, prim.GatherOp)
-    source, indices = operands
-    axis, extent = op.axis_value, op.extent
-    split = axis + len(indices.shape)
-
-    def row(bb: Builder, ivs: Index) -> None:
-        position = _normalized(lb, bb, _load_index(lb, bb, indices, ivs[axis:]), extent)
-
-        def element(b3: Builder, post: Index) -> None:
-            value = lb.load(b3, source, [*ivs[:axis], position, *post])
-            lb.store(b3, out, [*ivs, *post], value)
-
-        lb.nest(bb, out.shape[split:], element)
-
-    lb.nest(b, out.shape[:split], row)
+    axis, indices = op.axis_value, op.operands[1]
+    split = axis + len(prim.shape_of(indices))
+    raw = read(indices, ivs[axis:split])
+    assert isinstance(raw, SSAValue)
+    position = _insert(b, arith.IndexCastOp(raw, IndexType()))
+    return [*ivs[:axis], _normalized(lb, b, position, op.extent), *ivs[split:]]
 
 
 def scatter_kernel(
@@ -201,10 +204,12 @@ INDEXING_KERNELS: dict[
     type[Operation], Callable[[LoopBuilder, Builder, Operation, Sequence[Buffer], Buffer], None]
 ] = {
     prim.IotaOp: iota_kernel,
-    prim.GatherOp: gather_kernel,
     prim.ScatterAddOp: scatter_kernel,
     prim.ScatterOp: scatter_kernel,
     prim.DynamicSliceOp: dynamic_slice_kernel,
     prim.DynamicUpdateSliceOp: dynamic_update_slice_kernel,
 }
 """The loop-nest kernel of each indexing op (merged into `kernels.KERNELS`)."""
+
+INDEXING_MAPS: dict[type[Operation], IndexMap] = {prim.GatherOp: _gather_index}
+"""The index map of gather (merged into `kernels.INDEX_MAPS`)."""

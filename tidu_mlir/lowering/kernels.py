@@ -11,9 +11,17 @@ Each kernel writes the whole result buffer `out` from its operand buffers:
   (`out[b,i,j] += l[b,i,k] * r[b,k,j]`, innermost loop contiguous in `r` and
   `out`), or a register reduction over the contracting axes when there are no
   rhs-free axes; large real matrix products call BLAS instead (`blas.py`);
-* transpose, slice, pad and concatenate are index maps over one nest;
+* pad and concatenate write their operands into `out` at shifted indices;
 * the ops along one axis (argmax, argmin, cumsum, argsort) are in
   `ordering_kernels.py`, merged into `KERNELS`.
+
+Broadcast, transpose, slice and gather have no kernel but an *index map*
+(`INDEX_MAPS`): their result's element at an index is their first operand's
+element at an index computed from it (reading other operands, a gather's
+indices, where needed). `convert-prim-to-loops` fuses them, like elementwise
+ops, into the loop nest of their readers, which read the operand where the
+value is used: no nest and no temporary of their own unless nothing
+elementwise reads them (then a nest of their own copies the elements).
 """
 
 from __future__ import annotations
@@ -27,7 +35,12 @@ from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from tidu_mlir.dialects import prim
-from tidu_mlir.lowering.indexing_kernels import INDEXING_KERNELS
+from tidu_mlir.lowering.indexing_kernels import (
+    INDEXING_KERNELS,
+    INDEXING_MAPS,
+    ElementRead,
+    IndexMap,
+)
 from tidu_mlir.lowering.loops import Buffer, Index, LoopBuilder
 from tidu_mlir.lowering.ordering_kernels import ORDERING_KERNELS
 from tidu_mlir.lowering.scalar import REDUCTION_FLAGS, Element, ScalarBuilder
@@ -210,13 +223,6 @@ def dot_general_kernel(
     lb.nest(b, [*batch, *lfree], row)
 
 
-def transpose_kernel(
-    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Buffer], out: Buffer
-) -> None:
-    assert isinstance(op, prim.TransposeOp)
-    emit_transpose(lb, b, op.prop_values("permutation"), operands[0], out)
-
-
 def emit_transpose(
     lb: LoopBuilder, b: Builder, permutation: Sequence[int], source: Buffer, out: Buffer
 ) -> None:
@@ -225,19 +231,6 @@ def emit_transpose(
     def body(bb: Builder, ivs: Index) -> None:
         place = _place(len(permutation), [(permutation, ivs)])
         lb.store(bb, out, ivs, lb.load(bb, source, place))
-
-    lb.nest(b, out.shape, body)
-
-
-def slice_kernel(
-    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Buffer], out: Buffer
-) -> None:
-    assert isinstance(op, prim.SliceOp)
-    start, _, stride = op.bounds()
-
-    def body(bb: Builder, ivs: Index) -> None:
-        source = [lb.affine(bb, iv, s, o) for iv, s, o in zip(ivs, stride, start, strict=True)]
-        lb.store(bb, out, ivs, lb.load(bb, operands[0], source))
 
     lb.nest(b, out.shape, body)
 
@@ -278,11 +271,77 @@ KERNELS: dict[type[Operation], Kernel] = {
     prim.ReduceSumOp: reduce_kernel,
     prim.ReduceMaxOp: reduce_kernel,
     prim.DotGeneralOp: dot_general_kernel,
-    prim.TransposeOp: transpose_kernel,
-    prim.SliceOp: slice_kernel,
     prim.PadOp: pad_kernel,
     prim.ConcatenateOp: concatenate_kernel,
     **ORDERING_KERNELS,
     **INDEXING_KERNELS,
 }
-"""The loop-nest kernel of each non-elementwise prim op (reshape is a view)."""
+"""The loop-nest kernel of each non-elementwise prim op that is not an index
+map (reshape is a view)."""
+
+
+# --------------------------------------------------------------------------
+# Index maps
+# --------------------------------------------------------------------------
+
+
+def _broadcast_index(
+    lb: LoopBuilder, _b: Builder, op: Operation, ivs: Index, _read: ElementRead
+) -> Index:
+    """The operand's axis `k` follows the result's axis `dims[k]`, or stays at 0
+    where it has size 1 and the result does not."""
+    assert isinstance(op, prim.BroadcastInDimOp)
+    operand_shape, result_shape = prim.shape_of(op.operand), prim.shape_of(op.result)
+    return [
+        ivs[dim] if size == result_shape[dim] else lb.index(0)
+        for size, dim in zip(operand_shape, op.prop_values("dims"), strict=True)
+    ]
+
+
+def _transpose_index(
+    _lb: LoopBuilder, _b: Builder, op: Operation, ivs: Index, _read: ElementRead
+) -> Index:
+    """The result's axis `k` is the operand's axis `permutation[k]`."""
+    assert isinstance(op, prim.TransposeOp)
+    permutation = op.prop_values("permutation")
+    return _place(len(permutation), [(permutation, ivs)])
+
+
+def _slice_index(
+    lb: LoopBuilder, b: Builder, op: Operation, ivs: Index, _read: ElementRead
+) -> Index:
+    """`start + stride * i` along each axis."""
+    assert isinstance(op, prim.SliceOp)
+    start, _, stride = op.bounds()
+    return [lb.affine(b, iv, s, o) for iv, s, o in zip(ivs, stride, start, strict=True)]
+
+
+INDEX_MAPS: dict[type[Operation], IndexMap] = {
+    prim.BroadcastInDimOp: _broadcast_index,
+    prim.TransposeOp: _transpose_index,
+    prim.SliceOp: _slice_index,
+    **INDEXING_MAPS,
+}
+"""The index map of each prim op whose result element is one element of its
+first operand (see the module docstring)."""
+
+
+def _unit_reshape_index(
+    lb: LoopBuilder, _b: Builder, op: Operation, ivs: Index, _read: ElementRead
+) -> Index:
+    """A reshape that only adds or drops axes of size 1: the other axes in order."""
+    kept = iter(iv for iv, size in zip(ivs, prim.shape_of(op.results[0]), strict=True) if size != 1)
+    return [lb.index(0) if size == 1 else next(kept) for size in prim.shape_of(op.operands[0])]
+
+
+def index_map_of(op: Operation) -> IndexMap | None:
+    """`op`'s index map: an `INDEX_MAPS` op's, or a reshape's that only adds or
+    drops axes of size 1 (any other reshape is a view of its operand's
+    buffer, which needs one)."""
+    if (index_map := INDEX_MAPS.get(type(op))) is not None:
+        return index_map
+    if isinstance(op, prim.ReshapeOp):
+        operand, result = prim.shape_of(op.operand), prim.shape_of(op.result)
+        if [n for n in operand if n != 1] == [n for n in result if n != 1]:
+            return _unit_reshape_index
+    return None

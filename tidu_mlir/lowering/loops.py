@@ -47,6 +47,7 @@ class LoopBuilder:
     def __init__(self, entry: Block):
         self._entry = entry
         self._constants: dict[int, SSAValue] = {}
+        self._values: dict[SSAValue, int] = {}
 
     def index(self, value: int) -> SSAValue:
         """An `index` constant, created once per function at its start."""
@@ -57,10 +58,14 @@ class LoopBuilder:
             else:
                 self._entry.add_op(op)
             self._constants[value] = op.result
+            self._values[op.result] = value
         return self._constants[value]
 
     def affine(self, b: Builder, iv: SSAValue, scale: int, offset: int) -> SSAValue:
-        """`iv * scale + offset` as index arithmetic (folded when trivial)."""
+        """`iv * scale + offset` as index arithmetic (folded when trivial, or
+        when `iv` is one of this builder's constants)."""
+        if (constant := self._values.get(iv)) is not None:
+            return self.index(constant * scale + offset)
         value = iv
         if scale != 1:
             value = b.insert(arith.MuliOp(value, self.index(scale))).result

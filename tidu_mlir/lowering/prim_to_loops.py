@@ -5,10 +5,11 @@ Input: functions in the form `prim-bufferize` gives (inputs read with
 `bufferization.materialize_in_destination`). Output: `scf.for` nests of
 `memref`/`arith`/`math` ops; no tensors are left.
 
-* Elementwise ops (and `broadcast_in_dim` feeding them, as an index map) are
-  grouped by `fusion.plan`; each cluster is ONE loop nest that loads each
-  external input once per element, computes every member once per element, and
-  stores only the values used outside the cluster. A sum or max of a whole
+* Elementwise ops, and the index maps feeding them (`kernels.INDEX_MAPS`:
+  broadcast, transpose, slice, gather), are grouped by `fusion.plan`; each
+  cluster is ONE loop nest that loads each external input once per element
+  (an index map's operand at the index it maps to), computes every member
+  once per element, and stores only the values used outside the cluster. A sum or max of a whole
   array a cluster computes (`is_foldable`) is folded by that nest, its
   accumulator carried through it, its total stored after it.
 * Other ops are emitted one at a time (`_EMITTERS`): their kernel
@@ -63,11 +64,14 @@ from tidu_mlir.dialects import prim
 from tidu_mlir.lowering.allocation_guard import check_failure_symbol
 from tidu_mlir.lowering.blas import Product, emit_call, plan_products
 from tidu_mlir.lowering.element_rules import ELEMENT_RULES, apply_elementwise
-from tidu_mlir.lowering.fusion import Cluster, plan
+from tidu_mlir.lowering.fusion import Cluster, Read, plan
+from tidu_mlir.lowering.indexing_kernels import IndexMap
 from tidu_mlir.lowering.kernels import (
+    INDEX_MAPS,
     KERNELS,
     constant_element,
     emit_transpose,
+    index_map_of,
     reduction_start,
     reduction_step,
     unflatten,
@@ -106,13 +110,32 @@ def temporary_alloc(tensor_type: TensorType) -> tuple[memref.AllocOp, bool]:
     return memref.AllocOp.create(result_types=[view_type], properties=ALLOC_PROPERTIES), is_complex
 
 
-FUSED_OPS: frozenset[type[Operation]] = frozenset({*ELEMENT_RULES, prim.BroadcastInDimOp})
-"""Ops computed inside a fused elementwise loop nest (`broadcast_in_dim` as an index map)."""
+FUSED_OPS: frozenset[type[Operation]] = frozenset({*ELEMENT_RULES, *INDEX_MAPS})
+"""Ops computed inside a fused elementwise loop nest (index maps where they are read)."""
 
 
 def is_fusable(op: Operation) -> bool:
     """Whether `op` is computed inside a fused elementwise loop nest."""
     return type(op) in FUSED_OPS
+
+
+def is_index_map(op: Operation) -> bool:
+    """Whether `op`'s result elements are elements of its first operand (`INDEX_MAPS`)."""
+    return type(op) in INDEX_MAPS
+
+
+def index_map_reads(op: Operation) -> list[Read]:
+    """The values `op` reads, an index map's at other indices than its own."""
+    remapped = is_index_map(op)
+    return [(operand, remapped) for operand in op.operands]
+
+
+INLINED_MAX_ELEMENTS = 4096
+"""An index map (or a reshape that only adds or drops axes of size 1) read by
+several loop nests is recomputed in each of them only up to this many result
+elements; a larger one is stored once (its readers would repeat its scattered
+reads, a transpose's or a gather's, on every pass). One read by a single op
+is always computed where it is read."""
 
 
 def is_foldable(op: Operation) -> TypeGuard[prim.ReduceSumOp | prim.ReduceMaxOp]:
@@ -149,6 +172,9 @@ class FunctionLowering:
         self.temporaries: list[SSAValue] = []
         self.products: dict[prim.DotGeneralOp, Product] = {}
         self.folded: set[prim.TransposeOp] = set()
+        self.inlined: dict[Operation, IndexMap] = {}
+        """Index maps computed inside the loop nests that read them, at the
+        index each reader needs: no nest and no buffer of their own."""
         self.outlined: list[func.FuncOp] = []
         """Functions made from the regions of scans and conds, still to be lowered."""
 
@@ -174,7 +200,9 @@ class FunctionLowering:
         self._forward_destinations_through_reshapes()
         self.products = plan_products(computed)
         self.folded = {t for product in self.products.values() for t in product.transposes}
-        for node in plan(computed, is_fusable, is_foldable):
+        self.inlined = self._inlined_index_maps(computed)
+        planned = [op for op in computed if op not in self.inlined]
+        for node in plan(planned, self._fusable, is_foldable, self._reads):
             if isinstance(node, Cluster):
                 self._emit_cluster(node)
             elif node not in self.folded:  # read or written by a BLAS call (blas.plan_products)
@@ -184,6 +212,38 @@ class FunctionLowering:
             self.builder.insert(memref.DeallocOp.get(ref))
         for op in reversed(ops):
             Rewriter.erase_op(op, safe_erase=False)
+
+    def _fusable(self, op: Operation) -> bool:
+        """Whether `op` is computed in a fused loop nest (not a transpose a BLAS call reads)."""
+        return is_fusable(op) and op not in self.folded
+
+    def _inlined_index_maps(self, computed: list[Operation]) -> dict[Operation, IndexMap]:
+        """The index maps to compute inside their readers: those read only by
+        fused ops or by other inlined ones (decided from the last op back),
+        not returned, and read by one op or small (`INLINED_MAX_ELEMENTS`)."""
+        inlined: dict[Operation, IndexMap] = {}
+        for op in reversed(computed):
+            index_map = index_map_of(op)
+            if index_map is None or op in self.folded or op.results[0] in self.destinations:
+                continue
+            users = [use.operation for use in op.results[0].uses]
+            if len(users) > 1 and math.prod(prim.shape_of(op.results[0])) > INLINED_MAX_ELEMENTS:
+                continue
+            if all(user in inlined or self._fusable(user) for user in users):
+                inlined[op] = index_map
+        return inlined
+
+    def _reads(self, op: Operation) -> list[Read]:
+        """The values `op` reads from memory or from other loop nests: an inlined
+        index map's operands in place of its result (read at other indices)."""
+        reads: list[Read] = []
+        for operand, remapped in index_map_reads(op):
+            owner = operand.owner
+            if isinstance(owner, Operation) and owner in self.inlined:
+                reads.extend((root, True) for root, _ in self._reads(owner))
+            else:
+                reads.append((operand, remapped))
+        return reads
 
     # ----- buffers ------------------------------------------------------------
 
@@ -435,7 +495,9 @@ class FunctionLowering:
             if value not in folded
         }
         inputs = self._cluster_inputs(cluster)
-        emitter = _ClusterBody(self.loops, cluster, inputs, self.splats, outputs, self.library)
+        emitter = _ClusterBody(
+            self.loops, cluster, inputs, self.splats, self.inlined, outputs, self.library
+        )
         if not reductions:
             self.loops.nest(self.builder, cluster.shape, emitter.emit)
             return
@@ -458,11 +520,9 @@ class FunctionLowering:
         """Buffers of the values a cluster reads from memory (created before its loop)."""
         inputs: dict[SSAValue, Buffer] = {}
         for op in cluster.ops:
-            for operand in op.operands:
+            for operand, remapped in self._reads(op):
                 produced_inside = operand.owner in cluster.members
-                if operand in self.splats or (
-                    produced_inside and not isinstance(op, prim.BroadcastInDimOp)
-                ):
+                if operand in self.splats or (produced_inside and not remapped):
                     continue
                 inputs[operand] = self.buffer_of(operand)
         return inputs
@@ -537,6 +597,7 @@ class _ClusterBody:
     cluster: Cluster
     inputs: dict[SSAValue, Buffer]
     splats: dict[SSAValue, complex]
+    inlined: dict[Operation, IndexMap]
     outputs: dict[SSAValue, Buffer]
     library: MathLibrary
 
@@ -546,11 +607,17 @@ class _ClusterBody:
         sb = ScalarBuilder(b, library=self.library)
         values: dict[SSAValue, Element] = {}
 
+        def read(value: SSAValue, idx: Index) -> Element:
+            return element(value, idx, False)
+
         def element(value: SSAValue, idx: Index, cache: bool) -> Element:
             if cache and value in values:
                 return values[value]
+            owner = value.owner
             if value in self.splats:
                 result = constant_element(sb, self.splats[value], prim.element_type_of(value.type))
+            elif isinstance(owner, Operation) and (index_map := self.inlined.get(owner)):
+                result = read(owner.operands[0], index_map(self.loops, b, owner, idx, read))
             else:
                 result = self.loops.load(b, self.inputs[value], idx)
             if cache:
@@ -558,22 +625,15 @@ class _ClusterBody:
             return result
 
         for op in self.cluster.ops:
-            if isinstance(op, prim.BroadcastInDimOp):
-                values[op.result] = element(op.operand, self._broadcast_index(op, ivs), False)
+            if (index_map := INDEX_MAPS.get(type(op))) is not None:
+                source = index_map(self.loops, b, op, ivs, read)
+                values[op.results[0]] = read(op.operands[0], source)
             elif not is_foldable(op):
                 args = [element(v, ivs, True) for v in op.operands]
                 values[op.results[0]] = apply_elementwise(sb, op, args)
         for value, buffer in self.outputs.items():
             self.loops.store(b, buffer, ivs, values[value])
         return values
-
-    def _broadcast_index(self, op: prim.BroadcastInDimOp, ivs: Index) -> Index:
-        operand_shape = prim.shape_of(op.operand)
-        result_shape = prim.shape_of(op.result)
-        return [
-            ivs[dim] if size == result_shape[dim] else self.loops.index(0)
-            for size, dim in zip(operand_shape, op.prop_values("dims"), strict=True)
-        ]
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 // RUN: tidu-opt %s -p lower-to-llvm | filecheck %s --check-prefix=LLVM
 
 // A chain of elementwise ops with a broadcast operand and a value used twice
-// becomes ONE loop nest: each input loaded once, one store per result.
+// becomes ONE loop nest: each input loaded once (the broadcast's where the
+// add reads it), one store per result.
 
 func.func @chain(%x: tensor<8x4xf64>, %y: tensor<8x4xf64>, %b: tensor<4xf64>) -> tensor<8x4xf64> {
   %bb = prim.broadcast_in_dim %b, dims = [1] : tensor<4xf64> -> tensor<8x4xf64>
@@ -17,11 +18,11 @@ func.func @chain(%x: tensor<8x4xf64>, %y: tensor<8x4xf64>, %b: tensor<4xf64>) ->
 // CHECK:      func.func @chain(%x: memref<8x4xf64>, %y: memref<8x4xf64>, %b: memref<4xf64>, %out0: memref<8x4xf64>) attributes {tidu.num_outputs = 1 : i64} {
 // CHECK:        scf.for
 // CHECK-NEXT:     scf.for
-// CHECK-NEXT:       memref.load %b
 // CHECK-NEXT:       memref.load %x
 // CHECK-NEXT:       memref.load %y
 // CHECK-NEXT:       arith.mulf
 // CHECK-NEXT:       math.exp
+// CHECK-NEXT:       memref.load %b
 // CHECK-NEXT:       arith.addf
 // CHECK-NEXT:       arith.mulf
 // CHECK-NEXT:       math.sin

@@ -1,0 +1,103 @@
+"""Index maps (broadcast, transpose, slice, gather, unit-axis reshape) computed
+inside the loop nests of their readers (`kernels.INDEX_MAPS`,
+`FunctionLowering._inlined_index_maps`): values against the evaluator, and
+the nests and temporaries they save or keep."""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import memref, scf
+from xdsl.dialects.builtin import ModuleOp
+
+from tidu_mlir.dialects import prim
+from tidu_mlir.lowering import prim_to_loops
+from tidu_mlir.lowering.bufferize import PrimBufferizePass
+
+from .oracle import build, check, tensor
+
+
+def lowered_counts(function) -> tuple[int, int]:
+    """(loops, temporaries) of a copy of `function` after `prim-bufferize` and
+    `convert-prim-to-loops`: its `scf.for` and `memref.alloc` ops."""
+    module = ModuleOp([function.clone()])
+    for lowering in (PrimBufferizePass(), prim_to_loops.ConvertPrimToLoopsPass()):
+        lowering.apply(Context(), module)
+    ops = list(module.walk())
+    loops = sum(isinstance(op, scf.ForOp) for op in ops)
+    return loops, sum(isinstance(op, memref.AllocOp) for op in ops)
+
+
+def minors_chain(x, indices, y):
+    """A determinant's minors, as JAX's `a[1:, kept]` then `moveaxis` writes
+    them: slice, gather, transpose, slice, a reshape dropping an axis of
+    size 1, then an elementwise product."""
+    rows = prim.SliceOp(x, [1, 0], [5, 5])  # 4x5
+    picked = prim.GatherOp(rows, indices, 1)  # 4x5x4
+    moved = prim.TransposeOp(picked, [1, 0, 2])  # 5x4x4
+    first = prim.SliceOp(moved, [0, 0, 0], [5, 1, 4])  # 5x1x4
+    flat = prim.ReshapeOp(first, [5, 4])
+    return prim.MulOp(flat, y)
+
+
+def test_a_chain_of_index_maps_is_computed_in_its_readers_nest() -> None:
+    """One 2-d nest reads `x` and the indices where the product needs them:
+    no nest and no temporary for the four index maps and the reshape (each
+    had its own nest and buffer). The indices include negative ones."""
+    function = build([tensor((5, 5)), tensor((5, 4), np.int64), tensor((5, 4))], minors_chain)
+    assert lowered_counts(function) == (2, 0)
+    check(function)
+    check(function, seed=1)
+
+
+def test_an_index_map_a_kernel_reads_is_stored() -> None:
+    """A transpose read by a partial sum (a kernel, which reads a buffer) and
+    by a product: it has a nest of its own, which the product joins."""
+
+    def body(x, y):
+        moved = prim.TransposeOp(x, [1, 0])
+        return [prim.ReduceSumOp(moved, [0]), prim.MulOp(moved, y)]
+
+    function = build([tensor((6, 5)), tensor((5, 6))], body)
+    # transpose and product (2), then the sum: init (1) + accumulation (2)
+    assert lowered_counts(function) == (2 + 1 + 2, 1)  # the transpose's buffer
+    check(function)
+
+
+def test_a_transpose_of_a_value_computed_in_the_same_nest_waits_for_it() -> None:
+    """`y + y.T` for `y = exp(x)`: the transpose reads `y` at other indices, so
+    `y` is stored by a nest of its own before the sum's nest reads it (one
+    nest computing both would read elements of `y` not yet stored)."""
+
+    def body(x):
+        y = prim.ExpOp(x)
+        return prim.AddOp(y, prim.TransposeOp(y, [1, 0]))
+
+    function = build([tensor((7, 7))], body)
+    assert lowered_counts(function)[0] == 4
+    check(function)
+
+
+def transposed_twice(n: int):
+    """`x.T` read by two nests: `exp(x.T)`, summed over an axis (a kernel
+    between them), and `sin(x.T)` plus that sum."""
+
+    def body(x):
+        moved = prim.TransposeOp(x, [1, 0])
+        sums = prim.ReduceSumOp(prim.ExpOp(moved), [0])
+        spread = prim.BroadcastInDimOp(sums, [1], tensor((n, n)))
+        return prim.AddOp(prim.SinOp(moved), spread)
+
+    return build([tensor((n, n))], body)
+
+
+def test_a_large_index_map_read_by_two_nests_is_stored_once() -> None:
+    """Up to `INLINED_MAX_ELEMENTS` elements the transpose is recomputed in
+    both nests that read it; above, the first nest (with `exp`) stores it
+    in a buffer of its own, which the second one reads."""
+    side = int(np.sqrt(prim_to_loops.INLINED_MAX_ELEMENTS))
+    small, large = transposed_twice(side), transposed_twice(side + 1)
+    (small_loops, small_buffers), (large_loops, large_buffers) = map(lowered_counts, (small, large))
+    assert (large_loops, large_buffers) == (small_loops, small_buffers + 1)
+    check(small)
+    check(large)
