@@ -6,6 +6,7 @@ the nests and temporaries they save or keep."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from xdsl.context import Context
 from xdsl.dialects import memref, scf
 from xdsl.dialects.builtin import ModuleOp
@@ -101,3 +102,25 @@ def test_a_large_index_map_read_by_two_nests_is_stored_once() -> None:
     assert (large_loops, large_buffers) == (small_loops, small_buffers + 1)
     check(small)
     check(large)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_pads_summed_as_reverse_mode_writes_them_are_one_nest(dtype: type) -> None:
+    """The adjoint of slices: their cotangents padded back to the whole shape
+    (edges and interior) and added. One nest selects each element or zero;
+    before, each pad filled a temporary with zeros and copied its operand in."""
+
+    def body(a, b):
+        edges = prim.PadOp(a, [1, 0], [2, 1], [0, 0])  # 3x3 -> 6x4
+        strided = prim.PadOp(b, [1, 0], [0, 1], [1, 1])  # 3x2 -> 6x4
+        return prim.AddOp(edges, strided)
+
+    function = build([tensor((3, 3), dtype), tensor((3, 2), dtype)], body)
+    assert lowered_counts(function) == (2, 0)
+    check(function)
+
+
+def test_a_pad_of_an_empty_array_is_zeros() -> None:
+    function = build([tensor((0, 3))], lambda a: prim.ExpOp(prim.PadOp(a, [1, 0], [1, 0])))
+    [result] = check(function)
+    np.testing.assert_array_equal(result, np.ones((2, 3)))

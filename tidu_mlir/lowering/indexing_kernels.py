@@ -50,9 +50,10 @@ from tidu_mlir.lowering.scalar import Element, ScalarBuilder
 ElementRead: TypeAlias = Callable[[SSAValue, Index], Element]
 """An operand's element at an index, as the fused loop nest reads it."""
 
-IndexMap: TypeAlias = Callable[[LoopBuilder, Builder, Operation, Index, ElementRead], Index]
-"""Where in an index-map op's first operand its result's element at `ivs` is
-(`kernels.INDEX_MAPS`); other operands are read through the `ElementRead`."""
+IndexMap: TypeAlias = Callable[[LoopBuilder, Builder, Operation, Index, ElementRead], Element]
+"""The element of an index-map op's result at `ivs` (`kernels.INDEX_MAPS`):
+operand elements read (through the `ElementRead`) at indices computed from
+`ivs`."""
 
 
 def _insert(b: Builder, op: Operation) -> SSAValue:
@@ -67,7 +68,7 @@ def _load_index(lb: LoopBuilder, b: Builder, buffer: Buffer, idx: Index) -> SSAV
     return _insert(b, arith.IndexCastOp(raw, IndexType()))
 
 
-def _clamp(lb: LoopBuilder, b: Builder, value: SSAValue, low: int, high: int) -> SSAValue:
+def clamp_index(lb: LoopBuilder, b: Builder, value: SSAValue, low: int, high: int) -> SSAValue:
     """`min(max(value, low), high)` on `index` values."""
     raised = _insert(b, arith.MaxSIOp(value, lb.index(low)))
     return _insert(b, arith.MinSIOp(raised, lb.index(high)))
@@ -79,7 +80,7 @@ def _normalized(lb: LoopBuilder, b: Builder, position: SSAValue, extent: int) ->
     negative = _insert(b, arith.CmpiOp(position, lb.index(0), "slt"))
     shifted = _insert(b, arith.AddiOp(position, lb.index(extent)))
     wrapped = _insert(b, arith.SelectOp(negative, shifted, position))
-    return _clamp(lb, b, wrapped, 0, max(extent - 1, 0))
+    return clamp_index(lb, b, wrapped, 0, max(extent - 1, 0))
 
 
 def _starts(
@@ -91,7 +92,7 @@ def _starts(
 ) -> list[SSAValue]:
     """The 0-d starts loaded and clamped into `[0, dim - size]` (`prim.clamp_start`)."""
     return [
-        _clamp(lb, b, _load_index(lb, b, start, []), 0, dim - size)
+        clamp_index(lb, b, _load_index(lb, b, start, []), 0, dim - size)
         for start, dim, size in zip(starts, dims, sizes, strict=True)
     ]
 
@@ -133,18 +134,19 @@ def iota_kernel(
     lb.nest(b, out.shape, body)
 
 
-def _gather_index(
+def _gather_element(
     lb: LoopBuilder, b: Builder, op: Operation, ivs: Index, read: ElementRead
-) -> Index:
-    """The result's axes before `axis` and after the index axes are the
-    operand's; along `axis`, the (normalized) index read at the index axes."""
+) -> Element:
+    """The operand's element at the result's axes before `axis` and after the
+    index axes and, along `axis`, at the (normalized) index read at the
+    index axes."""
     assert isinstance(op, prim.GatherOp)
     axis, indices = op.axis_value, op.operands[1]
     split = axis + len(prim.shape_of(indices))
     raw = read(indices, ivs[axis:split])
     assert isinstance(raw, SSAValue)
-    position = _insert(b, arith.IndexCastOp(raw, IndexType()))
-    return [*ivs[:axis], _normalized(lb, b, position, op.extent), *ivs[split:]]
+    position = _normalized(lb, b, _insert(b, arith.IndexCastOp(raw, IndexType())), op.extent)
+    return read(op.operands[0], [*ivs[:axis], position, *ivs[split:]])
 
 
 def scatter_kernel(
@@ -211,5 +213,5 @@ INDEXING_KERNELS: dict[
 }
 """The loop-nest kernel of each indexing op (merged into `kernels.KERNELS`)."""
 
-INDEXING_MAPS: dict[type[Operation], IndexMap] = {prim.GatherOp: _gather_index}
+INDEXING_MAPS: dict[type[Operation], IndexMap] = {prim.GatherOp: _gather_element}
 """The index map of gather (merged into `kernels.INDEX_MAPS`)."""

@@ -11,17 +11,19 @@ Each kernel writes the whole result buffer `out` from its operand buffers:
   (`out[b,i,j] += l[b,i,k] * r[b,k,j]`, innermost loop contiguous in `r` and
   `out`), or a register reduction over the contracting axes when there are no
   rhs-free axes; large real matrix products call BLAS instead (`blas.py`);
-* pad and concatenate write their operands into `out` at shifted indices;
+* concatenate writes each operand into `out` at shifted indices;
 * the ops along one axis (argmax, argmin, cumsum, argsort) are in
   `ordering_kernels.py`, merged into `KERNELS`.
 
-Broadcast, transpose, slice and gather have no kernel but an *index map*
-(`INDEX_MAPS`): their result's element at an index is their first operand's
-element at an index computed from it (reading other operands, a gather's
-indices, where needed). `convert-prim-to-loops` fuses them, like elementwise
-ops, into the loop nest of their readers, which read the operand where the
-value is used: no nest and no temporary of their own unless nothing
-elementwise reads them (then a nest of their own copies the elements).
+Broadcast, transpose, slice, pad and gather have no kernel but an *index
+map* (`INDEX_MAPS`): their result's element at an index is their operand's
+element at an index computed from it (a gather reads its indices for it; a
+pad selects zero where the index falls on no element of the operand, whose
+read is clamped into bounds). `convert-prim-to-loops` fuses them, like
+elementwise ops, into the loop nests of their readers, which read the
+operand where the value is used: no nest and no temporary of their own
+unless nothing elementwise reads them (then a nest of their own writes the
+result).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from collections.abc import Callable, Sequence
 from typing import TypeAlias
 
 from xdsl.builder import Builder
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Attribute, Operation, SSAValue
 
@@ -40,6 +43,7 @@ from tidu_mlir.lowering.indexing_kernels import (
     INDEXING_MAPS,
     ElementRead,
     IndexMap,
+    clamp_index,
 )
 from tidu_mlir.lowering.loops import Buffer, Index, LoopBuilder
 from tidu_mlir.lowering.ordering_kernels import ORDERING_KERNELS
@@ -235,21 +239,6 @@ def emit_transpose(
     lb.nest(b, out.shape, body)
 
 
-def pad_kernel(
-    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Buffer], out: Buffer
-) -> None:
-    assert isinstance(op, prim.PadOp)
-    low, _, interior = op.paddings()
-    element = prim.element_type_of(op.result.type)
-    lb.fill(b, out, constant_element(ScalarBuilder(b), 0.0, element))
-
-    def body(bb: Builder, ivs: Index) -> None:
-        target = [lb.affine(bb, iv, n + 1, o) for iv, n, o in zip(ivs, interior, low, strict=True)]
-        lb.store(bb, out, target, lb.load(bb, operands[0], ivs))
-
-    lb.nest(b, operands[0].shape, body)
-
-
 def concatenate_kernel(
     lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Buffer], out: Buffer
 ) -> None:
@@ -271,7 +260,6 @@ KERNELS: dict[type[Operation], Kernel] = {
     prim.ReduceSumOp: reduce_kernel,
     prim.ReduceMaxOp: reduce_kernel,
     prim.DotGeneralOp: dot_general_kernel,
-    prim.PadOp: pad_kernel,
     prim.ConcatenateOp: concatenate_kernel,
     **ORDERING_KERNELS,
     **INDEXING_KERNELS,
@@ -285,53 +273,113 @@ map (reshape is a view)."""
 # --------------------------------------------------------------------------
 
 
-def _broadcast_index(
-    lb: LoopBuilder, _b: Builder, op: Operation, ivs: Index, _read: ElementRead
-) -> Index:
+def _broadcast_element(
+    lb: LoopBuilder, _b: Builder, op: Operation, ivs: Index, read: ElementRead
+) -> Element:
     """The operand's axis `k` follows the result's axis `dims[k]`, or stays at 0
     where it has size 1 and the result does not."""
     assert isinstance(op, prim.BroadcastInDimOp)
     operand_shape, result_shape = prim.shape_of(op.operand), prim.shape_of(op.result)
-    return [
-        ivs[dim] if size == result_shape[dim] else lb.index(0)
-        for size, dim in zip(operand_shape, op.prop_values("dims"), strict=True)
-    ]
+    dims = op.prop_values("dims")
+    return read(
+        op.operand,
+        [
+            ivs[dim] if size == result_shape[dim] else lb.index(0)
+            for size, dim in zip(operand_shape, dims, strict=True)
+        ],
+    )
 
 
-def _transpose_index(
-    _lb: LoopBuilder, _b: Builder, op: Operation, ivs: Index, _read: ElementRead
-) -> Index:
+def _transpose_element(
+    _lb: LoopBuilder, _b: Builder, op: Operation, ivs: Index, read: ElementRead
+) -> Element:
     """The result's axis `k` is the operand's axis `permutation[k]`."""
     assert isinstance(op, prim.TransposeOp)
     permutation = op.prop_values("permutation")
-    return _place(len(permutation), [(permutation, ivs)])
+    return read(op.operand, _place(len(permutation), [(permutation, ivs)]))
 
 
-def _slice_index(
-    lb: LoopBuilder, b: Builder, op: Operation, ivs: Index, _read: ElementRead
-) -> Index:
-    """`start + stride * i` along each axis."""
+def _slice_element(
+    lb: LoopBuilder, b: Builder, op: Operation, ivs: Index, read: ElementRead
+) -> Element:
+    """The operand's element at `start + stride * i` along each axis."""
     assert isinstance(op, prim.SliceOp)
     start, _, stride = op.bounds()
-    return [lb.affine(b, iv, s, o) for iv, s, o in zip(ivs, stride, start, strict=True)]
+    return read(
+        op.operand, [lb.affine(b, iv, s, o) for iv, s, o in zip(ivs, stride, start, strict=True)]
+    )
+
+
+def _pad_element(
+    lb: LoopBuilder, b: Builder, op: Operation, ivs: Index, read: ElementRead
+) -> Element:
+    """The operand's element where `ivs` falls on one of its positions
+    (`low + k * (interior + 1)` along each axis), else zero: the operand read
+    at the position clamped into its bounds, then selected."""
+    assert isinstance(op, prim.PadOp)
+    sb = ScalarBuilder(b)
+    zero = constant_element(sb, 0.0, prim.element_type_of(op.result.type))
+    shape = prim.shape_of(op.operand)
+    if 0 in shape:
+        return zero
+    inside: list[SSAValue] = []
+    source: Index = []
+    for iv, low, high, interior, size in zip(ivs, *op.paddings(), shape, strict=True):
+        position, checks = _padded_position(lb, b, iv, (low, high, interior), size)
+        inside.extend(checks)
+        source.append(position)
+    value = read(op.operand, source)
+    if not inside:
+        return value
+    pred = inside[0]
+    for check in inside[1:]:
+        pred = b.insert(arith.AndIOp(pred, check)).result
+    if isinstance(value, tuple) and isinstance(zero, tuple):
+        return sb.select(pred, value[0], zero[0]), sb.select(pred, value[1], zero[1])
+    assert isinstance(value, SSAValue) and isinstance(zero, SSAValue)
+    return sb.select(pred, value, zero)
+
+
+def _padded_position(
+    lb: LoopBuilder, b: Builder, iv: SSAValue, padding: tuple[int, int, int], size: int
+) -> tuple[SSAValue, list[SSAValue]]:
+    """Along one axis of a pad: the operand position `iv` reads (clamped into
+    `[0, size - 1]`) and the conditions for `iv` to fall on it."""
+    low, high, interior = padding
+    if low == high == interior == 0:
+        return iv, []
+    offset = lb.affine(b, iv, 1, -low)
+    step = lb.index(interior + 1)
+    position = offset if interior == 0 else b.insert(arith.DivSIOp(offset, step)).result
+    checks: list[SSAValue] = []
+    if low:
+        checks.append(b.insert(arith.CmpiOp(offset, lb.index(0), "sge")).result)
+    if high:
+        checks.append(b.insert(arith.CmpiOp(position, lb.index(size), "slt")).result)
+    if interior:
+        remainder = b.insert(arith.RemSIOp(offset, step)).result
+        checks.append(b.insert(arith.CmpiOp(remainder, lb.index(0), "eq")).result)
+    return clamp_index(lb, b, position, 0, size - 1), checks
 
 
 INDEX_MAPS: dict[type[Operation], IndexMap] = {
-    prim.BroadcastInDimOp: _broadcast_index,
-    prim.TransposeOp: _transpose_index,
-    prim.SliceOp: _slice_index,
+    prim.BroadcastInDimOp: _broadcast_element,
+    prim.TransposeOp: _transpose_element,
+    prim.SliceOp: _slice_element,
+    prim.PadOp: _pad_element,
     **INDEXING_MAPS,
 }
-"""The index map of each prim op whose result element is one element of its
-first operand (see the module docstring)."""
+"""The index map of each prim op whose result elements are elements of its
+operands read at other indices (see the module docstring)."""
 
 
-def _unit_reshape_index(
-    lb: LoopBuilder, _b: Builder, op: Operation, ivs: Index, _read: ElementRead
-) -> Index:
+def _unit_reshape_element(
+    lb: LoopBuilder, _b: Builder, op: Operation, ivs: Index, read: ElementRead
+) -> Element:
     """A reshape that only adds or drops axes of size 1: the other axes in order."""
     kept = iter(iv for iv, size in zip(ivs, prim.shape_of(op.results[0]), strict=True) if size != 1)
-    return [lb.index(0) if size == 1 else next(kept) for size in prim.shape_of(op.operands[0])]
+    operand = op.operands[0]
+    return read(operand, [lb.index(0) if n == 1 else next(kept) for n in prim.shape_of(operand)])
 
 
 def index_map_of(op: Operation) -> IndexMap | None:
@@ -343,5 +391,5 @@ def index_map_of(op: Operation) -> IndexMap | None:
     if isinstance(op, prim.ReshapeOp):
         operand, result = prim.shape_of(op.operand), prim.shape_of(op.result)
         if [n for n in operand if n != 1] == [n for n in result if n != 1]:
-            return _unit_reshape_index
+            return _unit_reshape_element
     return None

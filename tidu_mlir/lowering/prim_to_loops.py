@@ -6,12 +6,16 @@ Input: functions in the form `prim-bufferize` gives (inputs read with
 `memref`/`arith`/`math` ops; no tensors are left.
 
 * Elementwise ops, and the index maps feeding them (`kernels.INDEX_MAPS`:
-  broadcast, transpose, slice, gather), are grouped by `fusion.plan`; each
-  cluster is ONE loop nest that loads each external input once per element
-  (an index map's operand at the index it maps to), computes every member
-  once per element, and stores only the values used outside the cluster. A sum or max of a whole
-  array a cluster computes (`is_foldable`) is folded by that nest, its
-  accumulator carried through it, its total stored after it.
+  broadcast, transpose, slice, pad, gather), are grouped by `fusion.plan`;
+  each cluster is ONE loop nest that loads each external input once per
+  element (an index map's operand at the index it maps to), computes every
+  member once per element, and stores only the values used outside the
+  cluster. An index map read only by fused ops (and a reshape that only adds
+  or drops axes of size 1) is not even a member: each nest reading it
+  computes it where it reads it (`_inlined_index_maps`), so a chain of them
+  costs no nest and no temporary. A sum or max of a whole array a cluster
+  computes (`is_foldable`) is folded by that nest, its accumulator carried
+  through it, its total stored after it.
 * Other ops are emitted one at a time (`_EMITTERS`): their kernel
   (`kernels.KERNELS`, or a BLAS call for large real products), for `reshape`
   a view (`memref.reinterpret_cast`) of its operand's buffer, for `scan` one
@@ -120,7 +124,7 @@ def is_fusable(op: Operation) -> bool:
 
 
 def is_index_map(op: Operation) -> bool:
-    """Whether `op`'s result elements are elements of its first operand (`INDEX_MAPS`)."""
+    """Whether `op`'s result elements are its operands' elements read at other indices."""
     return type(op) in INDEX_MAPS
 
 
@@ -617,7 +621,7 @@ class _ClusterBody:
             if value in self.splats:
                 result = constant_element(sb, self.splats[value], prim.element_type_of(value.type))
             elif isinstance(owner, Operation) and (index_map := self.inlined.get(owner)):
-                result = read(owner.operands[0], index_map(self.loops, b, owner, idx, read))
+                result = index_map(self.loops, b, owner, idx, read)
             else:
                 result = self.loops.load(b, self.inputs[value], idx)
             if cache:
@@ -626,8 +630,7 @@ class _ClusterBody:
 
         for op in self.cluster.ops:
             if (index_map := INDEX_MAPS.get(type(op))) is not None:
-                source = index_map(self.loops, b, op, ivs, read)
-                values[op.results[0]] = read(op.operands[0], source)
+                values[op.results[0]] = index_map(self.loops, b, op, ivs, read)
             elif not is_foldable(op):
                 args = [element(v, ivs, True) for v in op.operands]
                 values[op.results[0]] = apply_elementwise(sb, op, args)
