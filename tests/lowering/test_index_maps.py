@@ -51,17 +51,31 @@ def test_a_chain_of_index_maps_is_computed_in_its_readers_nest() -> None:
     check(function, seed=1)
 
 
-def test_an_index_map_a_kernel_reads_is_stored() -> None:
-    """A transpose read by a partial sum (a kernel, which reads a buffer) and
-    by a product: it has a nest of its own, which the product joins."""
+def test_an_index_map_a_reduction_reads_is_computed_where_it_loads() -> None:
+    """A transpose read by a partial sum (a kernel loading each element once)
+    and by a product: both compute it where they read it, no temporary."""
 
     def body(x, y):
         moved = prim.TransposeOp(x, [1, 0])
         return [prim.ReduceSumOp(moved, [0]), prim.MulOp(moved, y)]
 
     function = build([tensor((6, 5)), tensor((5, 6))], body)
-    # transpose and product (2), then the sum: init (1) + accumulation (2)
-    assert lowered_counts(function) == (2 + 1 + 2, 1)  # the transpose's buffer
+    # the product (2), the sum: init (1) + accumulation (2)
+    assert lowered_counts(function) == (2 + 1 + 2, 0)
+    check(function)
+
+
+def test_an_index_map_a_matrix_product_reads_is_stored() -> None:
+    """A small matrix product's loops read each operand element once per
+    column: a transpose it reads is stored once (by the nest the elementwise
+    reader joins), not recomputed on every read."""
+
+    def body(x, y):
+        moved = prim.TransposeOp(x, [1, 0])
+        return [prim.DotGeneralOp(moved, y, lhs_contract=[1], rhs_contract=[0]), prim.SinOp(moved)]
+
+    function = build([tensor((6, 5)), tensor((6, 4))], body)
+    assert lowered_counts(function)[1] == 1  # the transpose's buffer
     check(function)
 
 
@@ -124,3 +138,18 @@ def test_a_pad_of_an_empty_array_is_zeros() -> None:
     function = build([tensor((0, 3))], lambda a: prim.ExpOp(prim.PadOp(a, [1, 0], [1, 0])))
     [result] = check(function)
     np.testing.assert_array_equal(result, np.ones((2, 3)))
+
+
+def test_a_gathers_adjoint_reads_its_zeros_and_updates_where_it_loads() -> None:
+    """Reverse mode's scatter_add into broadcast zeros of updates it
+    transposes: the scatter's copy nest and update nest read both index maps
+    in place (duplicate indices accumulate); no temporary."""
+
+    def body(updates, indices):
+        zeros = prim.BroadcastInDimOp(prim.ConstantOp.from_value(0.0), [], tensor((4, 5)))
+        moved = prim.TransposeOp(updates, [1, 0, 2])  # 5x4x4 -> 4x5x4
+        return prim.ScatterAddOp(zeros, indices, moved, 1)
+
+    function = build([tensor((5, 4, 4)), tensor((5, 4), np.int64)], body)
+    assert lowered_counts(function)[1] == 0
+    check(function)

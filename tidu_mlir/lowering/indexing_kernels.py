@@ -44,7 +44,7 @@ from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from tidu_mlir.dialects import prim
-from tidu_mlir.lowering.loops import Buffer, Index, LoopBuilder
+from tidu_mlir.lowering.loops import Buffer, Index, LoopBuilder, Source
 from tidu_mlir.lowering.scalar import Element, ScalarBuilder
 
 ElementRead: TypeAlias = Callable[[SSAValue, Index], Element]
@@ -61,7 +61,7 @@ def _insert(b: Builder, op: Operation) -> SSAValue:
     return op.results[0]
 
 
-def _load_index(lb: LoopBuilder, b: Builder, buffer: Buffer, idx: Index) -> SSAValue:
+def _load_index(lb: LoopBuilder, b: Builder, buffer: Source, idx: Index) -> SSAValue:
     """An i32/i64 element of `buffer` as an `index` (sign-extended)."""
     raw = lb.load(b, buffer, idx)
     assert isinstance(raw, SSAValue)
@@ -86,7 +86,7 @@ def _normalized(lb: LoopBuilder, b: Builder, position: SSAValue, extent: int) ->
 def _starts(
     lb: LoopBuilder,
     b: Builder,
-    starts: Sequence[Buffer],
+    starts: Sequence[Source],
     dims: Sequence[int],
     sizes: Sequence[int],
 ) -> list[SSAValue]:
@@ -101,7 +101,7 @@ def _offset(b: Builder, ivs: Index, begins: Sequence[SSAValue]) -> Index:
     return [_insert(b, arith.AddiOp(iv, begin)) for iv, begin in zip(ivs, begins, strict=True)]
 
 
-def _copy(lb: LoopBuilder, b: Builder, source: Buffer, target: Buffer) -> None:
+def _copy(lb: LoopBuilder, b: Builder, source: Source, target: Buffer) -> None:
     """Copy `source` into `target` element by element (one nest)."""
     lb.nest(b, source.shape, lambda bb, ivs: lb.store(bb, target, ivs, lb.load(bb, source, ivs)))
 
@@ -122,7 +122,7 @@ def _iota_element(b: Builder, iv: SSAValue, element: Attribute) -> SSAValue:
 
 
 def iota_kernel(
-    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Buffer], out: Buffer
+    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Source], out: Buffer
 ) -> None:
     assert isinstance(op, prim.IotaOp)
     dimension = op.dimension_value
@@ -150,7 +150,7 @@ def _gather_element(
 
 
 def scatter_kernel(
-    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Buffer], out: Buffer
+    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Source], out: Buffer
 ) -> None:
     """scatter_add and scatter (see the module docstring)."""
     assert isinstance(op, prim.ScatterAddOp | prim.ScatterOp)
@@ -176,7 +176,7 @@ def scatter_kernel(
 
 
 def dynamic_slice_kernel(
-    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Buffer], out: Buffer
+    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Source], out: Buffer
 ) -> None:
     assert isinstance(op, prim.DynamicSliceOp)
     source, *starts = operands
@@ -189,7 +189,7 @@ def dynamic_slice_kernel(
 
 
 def dynamic_update_slice_kernel(
-    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Buffer], out: Buffer
+    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Source], out: Buffer
 ) -> None:
     assert isinstance(op, prim.DynamicUpdateSliceOp)
     source, update, *starts = operands
@@ -203,7 +203,7 @@ def dynamic_update_slice_kernel(
 
 
 INDEXING_KERNELS: dict[
-    type[Operation], Callable[[LoopBuilder, Builder, Operation, Sequence[Buffer], Buffer], None]
+    type[Operation], Callable[[LoopBuilder, Builder, Operation, Sequence[Source], Buffer], None]
 ] = {
     prim.IotaOp: iota_kernel,
     prim.ScatterAddOp: scatter_kernel,

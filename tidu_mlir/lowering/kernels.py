@@ -45,11 +45,11 @@ from tidu_mlir.lowering.indexing_kernels import (
     IndexMap,
     clamp_index,
 )
-from tidu_mlir.lowering.loops import Buffer, Index, LoopBuilder
+from tidu_mlir.lowering.loops import Buffer, Index, LoopBuilder, Source
 from tidu_mlir.lowering.ordering_kernels import ORDERING_KERNELS
 from tidu_mlir.lowering.scalar import REDUCTION_FLAGS, Element, ScalarBuilder
 
-Kernel: TypeAlias = Callable[[LoopBuilder, Builder, Operation, Sequence[Buffer], Buffer], None]
+Kernel: TypeAlias = Callable[[LoopBuilder, Builder, Operation, Sequence[Source], Buffer], None]
 
 
 def constant_element(sb: ScalarBuilder, value: complex, element: Attribute) -> Element:
@@ -115,7 +115,7 @@ def reduction_step(
 
 
 def reduce_kernel(
-    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Buffer], out: Buffer
+    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Source], out: Buffer
 ) -> None:
     assert isinstance(op, prim.ReduceSumOp | prim.ReduceMaxOp)
     (src,) = operands
@@ -165,7 +165,7 @@ def _place(rank: int, groups: Sequence[tuple[Sequence[int], Sequence[SSAValue]]]
 
 
 def dot_general_kernel(
-    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Buffer], out: Buffer
+    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Source], out: Buffer
 ) -> None:
     assert isinstance(op, prim.DotGeneralOp)
     lhs, rhs = operands
@@ -240,14 +240,14 @@ def emit_transpose(
 
 
 def concatenate_kernel(
-    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Buffer], out: Buffer
+    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Source], out: Buffer
 ) -> None:
     assert isinstance(op, prim.ConcatenateOp)
     dim = op.dimension_value
     offset = 0
     for source in operands:
 
-        def body(bb: Builder, ivs: Index, source: Buffer = source, offset: int = offset) -> None:
+        def body(bb: Builder, ivs: Index, source: Source = source, offset: int = offset) -> None:
             target = list(ivs)
             target[dim] = lb.affine(bb, ivs[dim], 1, offset)
             lb.store(bb, out, target, lb.load(bb, source, ivs))
@@ -266,6 +266,21 @@ KERNELS: dict[type[Operation], Kernel] = {
 }
 """The loop-nest kernel of each non-elementwise prim op that is not an index
 map (reshape is a view)."""
+
+READ_ONCE_KERNELS: frozenset[type[Operation]] = frozenset(
+    {
+        prim.ReduceSumOp,
+        prim.ReduceMaxOp,
+        prim.ConcatenateOp,
+        prim.ScatterAddOp,
+        prim.ScatterOp,
+        prim.DynamicSliceOp,
+        prim.DynamicUpdateSliceOp,
+    }
+)
+"""Kernels that load each element of their operands once: an index map they
+read may be computed where they load it (`loops.Computed`), at no extra cost
+(a matrix product's loops would recompute it for every use)."""
 
 
 # --------------------------------------------------------------------------

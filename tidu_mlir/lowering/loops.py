@@ -3,7 +3,9 @@
 `Buffer` is a memref holding a tensor: real tensors have the tensor's shape and
 element type; complex tensors are viewed as a real memref with a trailing
 dimension of 2 (numpy's interleaved layout), so element access loads or stores
-an `(re, im)` pair. `LoopBuilder` creates `scf.for` nests over static shapes,
+an `(re, im)` pair. A `Computed` value has no buffer: loading one of its
+elements computes it (an index map inlined into the kernel reading it).
+`LoopBuilder` creates `scf.for` nests over static shapes,
 with loop-carried accumulators for reductions, and caches `index` constants at
 the start of the function.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeAlias
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref, scf
@@ -39,6 +42,19 @@ class Buffer:
         assert isinstance(typ, MemRefType)
         shape = tuple(typ.get_shape())
         return shape[:-1] if self.is_complex else shape
+
+
+@dataclass(frozen=True)
+class Computed:
+    """A tensor no buffer holds: `element(builder, index)` computes the element
+    at `index` where it is loaded."""
+
+    element: Callable[[Builder, Index], Element]
+    shape: tuple[int, ...]
+
+
+Source: TypeAlias = Buffer | Computed
+"""What a kernel reads an operand from."""
 
 
 class LoopBuilder:
@@ -111,7 +127,9 @@ class LoopBuilder:
         """Store `value` to every element of `buffer`."""
         self.nest(b, buffer.shape, lambda bb, ivs: self.store(bb, buffer, ivs, value))
 
-    def load(self, b: Builder, buffer: Buffer, idx: Index) -> Element:
+    def load(self, b: Builder, buffer: Source, idx: Index) -> Element:
+        if isinstance(buffer, Computed):
+            return buffer.element(b, idx)
         if not buffer.is_complex:
             return b.insert(memref_load(buffer.ref, idx)).res
         re = b.insert(memref_load(buffer.ref, [*idx, self.index(0)])).res

@@ -40,10 +40,10 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from tidu_mlir.dialects import prim
-from tidu_mlir.lowering.loops import Buffer, Index, LoopBuilder
+from tidu_mlir.lowering.loops import Buffer, Index, LoopBuilder, Source
 from tidu_mlir.lowering.scalar import Element, ScalarBuilder
 
-Kernel: TypeAlias = Callable[[LoopBuilder, Builder, Operation, Sequence[Buffer], Buffer], None]
+Kernel: TypeAlias = Callable[[LoopBuilder, Builder, Operation, Sequence[Source], Buffer], None]
 """`kernels.Kernel` (this module is imported by `kernels`, so it does not import it)."""
 
 ALIGNMENT = 64
@@ -99,7 +99,7 @@ def _better(sb: ScalarBuilder, is_max: bool, x: SSAValue, best: SSAValue) -> SSA
 
 
 def arg_reduce_kernel(
-    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Buffer], out: Buffer
+    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Source], out: Buffer
 ) -> None:
     assert isinstance(op, prim.ArgMaxOp | prim.ArgMinOp)
     (src,) = operands
@@ -141,7 +141,7 @@ def _add(sb: ScalarBuilder, a: Element, b: Element) -> Element:
 
 
 def cumsum_kernel(
-    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Buffer], out: Buffer
+    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Source], out: Buffer
 ) -> None:
     assert isinstance(op, prim.CumsumOp)
     (src,) = operands
@@ -272,7 +272,7 @@ def _merge_pass(
 
 
 def argsort_kernel(
-    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Buffer], out: Buffer
+    lb: LoopBuilder, b: Builder, op: Operation, operands: Sequence[Source], out: Buffer
 ) -> None:
     assert isinstance(op, prim.ArgsortOp)
     (src,) = operands

@@ -12,8 +12,10 @@ Input: functions in the form `prim-bufferize` gives (inputs read with
   member once per element, and stores only the values used outside the
   cluster. An index map read only by fused ops (and a reshape that only adds
   or drops axes of size 1) is not even a member: each nest reading it
-  computes it where it reads it (`_inlined_index_maps`), so a chain of them
-  costs no nest and no temporary. A sum or max of a whole array a cluster
+  computes it where it reads it (`_inlined_index_maps`), as does a kernel
+  loading each operand element once (`kernels.READ_ONCE_KERNELS`, through a
+  `loops.Computed` operand), so a chain of them costs no nest and no
+  temporary. A sum or max of a whole array a cluster
   computes (`is_foldable`) is folded by that nest, its accumulator carried
   through it, its total stored after it.
 * Other ops are emitted one at a time (`_EMITTERS`): their kernel
@@ -73,6 +75,7 @@ from tidu_mlir.lowering.indexing_kernels import IndexMap
 from tidu_mlir.lowering.kernels import (
     INDEX_MAPS,
     KERNELS,
+    READ_ONCE_KERNELS,
     constant_element,
     emit_transpose,
     index_map_of,
@@ -81,7 +84,14 @@ from tidu_mlir.lowering.kernels import (
     unflatten,
 )
 from tidu_mlir.lowering.lapack import LINALG_OPS, MatrixCalls, emit_linalg, scratch_types
-from tidu_mlir.lowering.loops import Buffer, Index, LoopBuilder, buffer_memref_type
+from tidu_mlir.lowering.loops import (
+    Buffer,
+    Computed,
+    Index,
+    LoopBuilder,
+    Source,
+    buffer_memref_type,
+)
 from tidu_mlir.lowering.math_library import MathLibrary
 from tidu_mlir.lowering.regions import (
     ScanBuffers,
@@ -223,8 +233,9 @@ class FunctionLowering:
 
     def _inlined_index_maps(self, computed: list[Operation]) -> dict[Operation, IndexMap]:
         """The index maps to compute inside their readers: those read only by
-        fused ops or by other inlined ones (decided from the last op back),
-        not returned, and read by one op or small (`INLINED_MAX_ELEMENTS`)."""
+        fused ops, by kernels that read each element once (`READ_ONCE_KERNELS`)
+        or by other inlined maps (decided from the last op back), not
+        returned, and read by one op or small (`INLINED_MAX_ELEMENTS`)."""
         inlined: dict[Operation, IndexMap] = {}
         for op in reversed(computed):
             index_map = index_map_of(op)
@@ -233,7 +244,10 @@ class FunctionLowering:
             users = [use.operation for use in op.results[0].uses]
             if len(users) > 1 and math.prod(prim.shape_of(op.results[0])) > INLINED_MAX_ELEMENTS:
                 continue
-            if all(user in inlined or self._fusable(user) for user in users):
+            if all(
+                user in inlined or self._fusable(user) or type(user) in READ_ONCE_KERNELS
+                for user in users
+            ):
                 inlined[op] = index_map
         return inlined
 
@@ -359,9 +373,33 @@ class FunctionLowering:
             out = self._result_buffer(product.result)
             emit_call(self.module, self.loops, self.builder, product.call, element, operands, out)
             return
-        operands = [self.buffer_of(v) for v in op.operands]
+        operands = [self._source(v) for v in op.operands]
         out = self._result_buffer(op.results[0])
         KERNELS[type(op)](self.loops, self.builder, op, operands, out)
+
+    def _source(self, value: SSAValue) -> Source:
+        """What a kernel reads `value` from: its buffer, or for an inlined index
+        map a `Computed` value (the buffers it reads made here, before the
+        kernel's loops)."""
+        owner = value.owner
+        if not (isinstance(owner, Operation) and owner in self.inlined):
+            return self.buffer_of(value)
+        for root, _ in self._reads(owner):
+            if root not in self.splats:
+                self.buffer_of(root)
+        return Computed(lambda b, idx: self._computed(b, value, idx), prim.shape_of(value))
+
+    def _computed(self, b: Builder, value: SSAValue, idx: Index) -> Element:
+        """The element of `value` at `idx`: a splat, an inlined index map's
+        element computed from its operands, or a load from its buffer."""
+        owner = value.owner
+        if value in self.splats:
+            return constant_element(
+                ScalarBuilder(b), self.splats[value], prim.element_type_of(value.type)
+            )
+        if isinstance(owner, Operation) and (index_map := self.inlined.get(owner)):
+            return index_map(self.loops, b, owner, idx, lambda v, i: self._computed(b, v, i))
+        return self.loops.load(b, self.buffers[value], idx)
 
     def _transposed_copy(
         self, buffer: Buffer, permutation: tuple[int, ...] | None, element: Attribute
