@@ -15,9 +15,9 @@ Input: functions in the form `prim-bufferize` gives (inputs read with
   computes it where it reads it (`_inlined_index_maps`), as does a kernel
   loading each operand element once (`kernels.READ_ONCE_KERNELS`, through a
   `loops.Computed` operand), so a chain of them costs no nest and no
-  temporary. A sum or max of a whole array a cluster
-  computes (`is_foldable`) is folded by that nest, its accumulator carried
-  through it, its total stored after it.
+  temporary. A sum or max of a whole array a cluster computes
+  (`is_foldable`) is folded by that nest, its accumulator carried through
+  it, its total stored after it.
 * Other ops are emitted one at a time (`_EMITTERS`): their kernel
   (`kernels.KERNELS`, or a BLAS call for large real products), for `reshape`
   a view (`memref.reinterpret_cast`) of its operand's buffer, for `scan` one
@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeGuard, cast
 
@@ -384,14 +384,13 @@ class FunctionLowering:
         owner = value.owner
         if not (isinstance(owner, Operation) and owner in self.inlined):
             return self.buffer_of(value)
-        for root, _ in self._reads(owner):
-            if root not in self.splats:
-                self.buffer_of(root)
+        self._prepare_reads([owner], set())
         return Computed(lambda b, idx: self._computed(b, value, idx), prim.shape_of(value))
 
     def _computed(self, b: Builder, value: SSAValue, idx: Index) -> Element:
         """The element of `value` at `idx`: a splat, an inlined index map's
-        element computed from its operands, or a load from its buffer."""
+        element computed from its operands, or a load from its buffer (made
+        beforehand by `_prepare_reads`)."""
         owner = value.owner
         if value in self.splats:
             return constant_element(
@@ -536,10 +535,8 @@ class FunctionLowering:
             for value in cluster.escaping_values()
             if value not in folded
         }
-        inputs = self._cluster_inputs(cluster)
-        emitter = _ClusterBody(
-            self.loops, cluster, inputs, self.splats, self.inlined, outputs, self.library
-        )
+        self._prepare_reads(cluster.ops, cluster.members)
+        emitter = _ClusterBody(self.loops, cluster, self._computed, outputs, self.library)
         if not reductions:
             self.loops.nest(self.builder, cluster.shape, emitter.emit)
             return
@@ -558,16 +555,15 @@ class FunctionLowering:
         for op, total in zip(reductions, _split(totals, sizes), strict=True):
             self.loops.store(self.builder, self._result_buffer(op.results[0]), [], unflatten(total))
 
-    def _cluster_inputs(self, cluster: Cluster) -> dict[SSAValue, Buffer]:
-        """Buffers of the values a cluster reads from memory (created before its loop)."""
-        inputs: dict[SSAValue, Buffer] = {}
-        for op in cluster.ops:
+    def _prepare_reads(self, ops: Sequence[Operation], members: set[Operation]) -> None:
+        """Make the buffers of the values `ops` read from memory, before their
+        loops: all but splats and the values `members` (a cluster) compute and
+        read at their own indices."""
+        for op in ops:
             for operand, remapped in self._reads(op):
-                produced_inside = operand.owner in cluster.members
-                if operand in self.splats or (produced_inside and not remapped):
+                if operand in self.splats or (operand.owner in members and not remapped):
                     continue
-                inputs[operand] = self.buffer_of(operand)
-        return inputs
+                self.buffer_of(operand)
 
 
 def _split(values: list[SSAValue], sizes: list[int]) -> list[list[SSAValue]]:
@@ -637,9 +633,8 @@ class _ClusterBody:
 
     loops: LoopBuilder
     cluster: Cluster
-    inputs: dict[SSAValue, Buffer]
-    splats: dict[SSAValue, complex]
-    inlined: dict[Operation, IndexMap]
+    computed: Callable[[Builder, SSAValue, Index], Element]
+    """The element of a value the cluster reads from outside (`FunctionLowering._computed`)."""
     outputs: dict[SSAValue, Buffer]
     library: MathLibrary
 
@@ -655,13 +650,7 @@ class _ClusterBody:
         def element(value: SSAValue, idx: Index, cache: bool) -> Element:
             if cache and value in values:
                 return values[value]
-            owner = value.owner
-            if value in self.splats:
-                result = constant_element(sb, self.splats[value], prim.element_type_of(value.type))
-            elif isinstance(owner, Operation) and (index_map := self.inlined.get(owner)):
-                result = index_map(self.loops, b, owner, idx, read)
-            else:
-                result = self.loops.load(b, self.inputs[value], idx)
+            result = self.computed(b, value, idx)
             if cache:
                 values[value] = result
             return result
