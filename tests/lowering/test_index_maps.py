@@ -94,28 +94,41 @@ def test_a_transpose_of_a_value_computed_in_the_same_nest_waits_for_it() -> None
 
 
 def transposed_twice(n: int):
-    """`x.T` read by two nests: `exp(x.T)`, summed over an axis (a kernel
-    between them), and `sin(x.T)` plus that sum."""
+    """`x.T` read by a sum over an axis (a kernel) and by `sin(x.T)` plus
+    that sum (a nest after the kernel)."""
 
     def body(x):
         moved = prim.TransposeOp(x, [1, 0])
-        sums = prim.ReduceSumOp(prim.ExpOp(moved), [0])
+        sums = prim.ReduceSumOp(moved, [0])
         spread = prim.BroadcastInDimOp(sums, [1], tensor((n, n)))
         return prim.AddOp(prim.SinOp(moved), spread)
 
     return build([tensor((n, n))], body)
 
 
-def test_a_large_index_map_read_by_two_nests_is_stored_once() -> None:
-    """Up to `INLINED_MAX_ELEMENTS` elements the transpose is recomputed in
-    both nests that read it; above, the first nest (with `exp`) stores it
-    in a buffer of its own, which the second one reads."""
+def test_a_large_index_map_read_by_two_loops_is_stored_once() -> None:
+    """Up to `INLINED_MAX_ELEMENTS` elements the transpose is recomputed by
+    the sum's loops and by the nest after it; above, a nest of its own
+    stores it (with `sin`, which joins it) before the sum reads it."""
     side = int(np.sqrt(prim_to_loops.INLINED_MAX_ELEMENTS))
     small, large = transposed_twice(side), transposed_twice(side + 1)
     (small_loops, small_buffers), (large_loops, large_buffers) = map(lowered_counts, (small, large))
-    assert (large_loops, large_buffers) == (small_loops, small_buffers + 1)
+    assert (large_loops, large_buffers) == (small_loops + 2, small_buffers + 2)
     check(small)
     check(large)
+
+
+def test_fused_readers_of_an_index_map_share_its_nest() -> None:
+    """A broadcast read by two products: they join its cluster (one nest),
+    as they would not if each computed it."""
+
+    def body(b, x, y):
+        spread = prim.BroadcastInDimOp(b, [1], tensor((6, 5)))
+        return [prim.MulOp(spread, x), prim.MulOp(spread, y)]
+
+    function = build([tensor((5,)), tensor((6, 5)), tensor((6, 5))], body)
+    assert lowered_counts(function) == (2, 0)
+    check(function)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])

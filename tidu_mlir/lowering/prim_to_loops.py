@@ -235,15 +235,20 @@ class FunctionLowering:
         """The index maps to compute inside their readers: those read only by
         fused ops, by kernels that read each element once (`READ_ONCE_KERNELS`)
         or by other inlined maps (decided from the last op back), not
-        returned, and read by one op or small (`INLINED_MAX_ELEMENTS`)."""
+        returned, and read by one op, or small (`INLINED_MAX_ELEMENTS`) and
+        not only by fused ops: readers that all fuse join the map's cluster
+        instead, sharing one nest as they would not if it were inlined."""
         inlined: dict[Operation, IndexMap] = {}
         for op in reversed(computed):
             index_map = index_map_of(op)
             if index_map is None or op in self.folded or op.results[0] in self.destinations:
                 continue
             users = [use.operation for use in op.results[0].uses]
-            if len(users) > 1 and math.prod(prim.shape_of(op.results[0])) > INLINED_MAX_ELEMENTS:
-                continue
+            if len(users) > 1 and (
+                math.prod(prim.shape_of(op.results[0])) > INLINED_MAX_ELEMENTS
+                or all(user not in inlined and self._fusable(user) for user in users)
+            ):
+                continue  # (fused readers of a member share its nest)
             if all(
                 user in inlined or self._fusable(user) or type(user) in READ_ONCE_KERNELS
                 for user in users
