@@ -20,10 +20,11 @@ map* (`INDEX_MAPS`): their result's element at an index is their operand's
 element at an index computed from it (a gather reads its indices for it; a
 pad selects zero where the index falls on no element of the operand, whose
 read is clamped into bounds). `convert-prim-to-loops` fuses them, like
-elementwise ops, into the loop nests of their readers, which read the
-operand where the value is used: no nest and no temporary of their own
-unless nothing elementwise reads them (then a nest of their own writes the
-result).
+elementwise ops, into the loop nests of their readers, and the kernels of
+`READ_ONCE_KERNELS` compute them where they load them: no nest and no
+temporary of their own unless a reader needs them in memory (a matrix
+product, a BLAS or LAPACK call, a reshape's view), they are returned, or
+several nests read a large one.
 """
 
 from __future__ import annotations
