@@ -1,4 +1,4 @@
-"""Index maps (broadcast, transpose, slice, gather, unit-axis reshape) computed
+"""Index maps (broadcast, transpose, slice, pad, gather, unit-axis reshape) computed
 inside the loop nests of their readers (`kernels.INDEX_MAPS`,
 `FunctionLowering._inlined_index_maps`): values against the evaluator, and
 the nests and temporaries they save or keep."""
