@@ -13,7 +13,9 @@ refuses the ones with reverse mode through a while loop; ba at ba1's sizes
 hand models (GradBench's are not at hand), "simple" and "complicated".
 `--evals` keeps the rows of the evals named. The
 persistent compilation cache is off (`disk_cache.set_cache_dir(None)`), so
-first calls compile.
+first calls compile. tidu's compiler (`tidu_mlir.lowering.runtime`, ~0.4 s of
+imports on a slow host) is imported before the first timing, as `import jax`
+imports JAX's: otherwise the first row's first call would pay it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from bench_api import best_time, jax, jnp
 from progress import progress
 
 import tidu_mlir as td
+import tidu_mlir.lowering.runtime  # noqa: F401 - the compiler, imported before any timing as `import jax` imports JAX's
 import tidu_mlir.numpy as tnp
 import tidu_mlir.scipy.special as td_special
 from tidu_mlir.lowering import disk_cache
