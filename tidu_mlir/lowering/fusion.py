@@ -4,11 +4,11 @@ A *cluster* is a set of elementwise ops (and index maps such as
 `broadcast_in_dim`, `transpose` or `slice`) of one iteration shape, lowered
 to one loop nest, plus the reductions of a whole member to a scalar that the
 nest folds as it goes (`foldable`; their results, known only after the loop,
-seal the cluster to their readers). Clusters grow greedily in program order: an op joins the
-clusters of its elementwise producers, and merges them, unless that would
-make a cluster non-convex (some path leaves the cluster and re-enters it,
-e.g. through a reduction or an index map's operand, which must be
-materialized before the loop runs).
+seal the cluster to their readers). Clusters grow greedily in program order:
+an op joins the clusters of its elementwise producers, and merges them,
+unless that would make a cluster non-convex (some path leaves the cluster
+and re-enters it, e.g. through a reduction or an index map's operand, which
+must be materialized before the loop runs).
 
 A cluster holds at most `MAX_CLUSTER_OPS` ops (see there). Convexity is
 kept with a *rank* per node (cluster or single op) such that every edge of the

@@ -63,7 +63,11 @@ def _insert(b: Builder, op: Operation) -> SSAValue:
 
 def _load_index(lb: LoopBuilder, b: Builder, buffer: Source, idx: Index) -> SSAValue:
     """An i32/i64 element of `buffer` as an `index` (sign-extended)."""
-    raw = lb.load(b, buffer, idx)
+    return _as_index(b, lb.load(b, buffer, idx))
+
+
+def _as_index(b: Builder, raw: Element) -> SSAValue:
+    """An i32/i64 element as an `index` (sign-extended)."""
     assert isinstance(raw, SSAValue)
     return _insert(b, arith.IndexCastOp(raw, IndexType()))
 
@@ -143,9 +147,7 @@ def _gather_element(
     assert isinstance(op, prim.GatherOp)
     axis, indices = op.axis_value, op.operands[1]
     split = axis + len(prim.shape_of(indices))
-    raw = read(indices, ivs[axis:split])
-    assert isinstance(raw, SSAValue)
-    position = _normalized(lb, b, _insert(b, arith.IndexCastOp(raw, IndexType())), op.extent)
+    position = _normalized(lb, b, _as_index(b, read(indices, ivs[axis:split])), op.extent)
     return read(op.operands[0], [*ivs[:axis], position, *ivs[split:]])
 
 
